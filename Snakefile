@@ -1,0 +1,15 @@
+"""Reproduce every figure and table of "Benign Overfitting in Token Selection of Attention Mechanism"."""
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/synthetic.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

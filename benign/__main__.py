@@ -1,0 +1,5 @@
+import sys
+
+from benign.cli import main
+
+sys.exit(main())

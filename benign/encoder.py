@@ -1,0 +1,155 @@
+"""The one-layer transformer encoder (SPEC 4), many runs at once, computing only what reaches the head.
+
+A learnable [CLS] vector is prepended to the T tokens; pre-LayerNorm single-head attention
+(qkv without bias, scale d^{-1/2}, no output projection), residual, pre-LayerNorm MLP
+(d -> mlp_dim -> d, GELU), residual, final LayerNorm, linear head on [CLS]. All parameters
+are trained by full-batch gradient descent.
+
+Only the [CLS] position reaches the head, so only its attention row, its value mix and its
+MLP are computed: exact, and T+1 times less work than the full layer. The [CLS] input is the
+same vector for every sample, so its query q0 (and W_k q0, which scores every key as
+a_j . W_k q0) is computed once per run rather than once per sample. The value mix is done
+before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from benign import synthetic
+
+PARAM_NAMES = (
+    "cls", "ln1_w", "ln1_b", "Wq", "Wk", "Wv", "ln2_w", "ln2_b",
+    "W1", "b1", "W2", "b2", "lnf_w", "lnf_b", "head_w", "head_b",
+)  # fmt: skip
+
+
+def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
+    """One run's parameters (float64, CPU), PyTorch defaults: Linear U(-1/sqrt(fan_in), ..),
+    LayerNorm weight 1 and bias 0, [CLS] zero (uniform attention at step 0, like p = 0)."""
+    g = synthetic.generator(seed, "init")
+
+    def uniform(fan_in: int, *shape: int) -> torch.Tensor:
+        bound = 1.0 / math.sqrt(fan_in)
+        return (torch.rand(*shape, generator=g, dtype=torch.float64) * 2 - 1) * bound
+
+    ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
+    return {
+        "cls": zeros.clone(),
+        "ln1_w": ones.clone(),
+        "ln1_b": zeros.clone(),
+        "Wq": uniform(d, d, d),
+        "Wk": uniform(d, d, d),
+        "Wv": uniform(d, d, d),
+        "ln2_w": ones.clone(),
+        "ln2_b": zeros.clone(),
+        "W1": uniform(d, d, mlp_dim),
+        "b1": uniform(d, mlp_dim),
+        "W2": uniform(mlp_dim, mlp_dim, d),
+        "b2": uniform(mlp_dim, d),
+        "lnf_w": ones.clone(),
+        "lnf_b": zeros.clone(),
+        "head_w": uniform(d, d),
+        "head_b": uniform(d, 1)[0],
+    }
+
+
+def cls_forward(P: dict[str, torch.Tensor], X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Batched [CLS]-only forward. P: tensors with a leading run dimension B; X: (B, n, T, d).
+
+    Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)).
+    """
+    B, n, T, d = X.shape
+    ln1 = lambda z: F.layer_norm(z, (d,)) * P["ln1_w"][:, None, None] + P["ln1_b"][:, None, None]  # noqa: E731
+    a_cls = F.layer_norm(P["cls"], (d,)) * P["ln1_w"] + P["ln1_b"]  # (B, d)
+    a_tok = ln1(X)  # (B, n, T, d)
+    q0 = torch.bmm(a_cls.unsqueeze(1), P["Wq"]).squeeze(1)  # (B, d)
+    kq = torch.bmm(P["Wk"], q0.unsqueeze(-1)).squeeze(-1)  # W_k q0: scores are a_j . kq
+    scale = 1.0 / math.sqrt(d)
+    s_cls = (a_cls * kq).sum(-1, keepdim=True) * scale  # (B, 1)
+    s_tok = torch.einsum("bntd,bd->bnt", a_tok, kq) * scale  # (B, n, T)
+    att = torch.softmax(torch.cat([s_cls.unsqueeze(1).expand(B, n, 1), s_tok], dim=-1), dim=-1)
+    mix = att[..., :1] * a_cls.unsqueeze(1) + torch.einsum("bnt,bntd->bnd", att[..., 1:], a_tok)
+    h = P["cls"].unsqueeze(1) + torch.bmm(mix, P["Wv"])  # (B, n, d)
+    m = F.layer_norm(h, (d,)) * P["ln2_w"][:, None] + P["ln2_b"][:, None]
+    h = h + torch.bmm(F.gelu(torch.bmm(m, P["W1"]) + P["b1"][:, None]), P["W2"]) + P["b2"][:, None]
+    out = F.layer_norm(h, (d,)) * P["lnf_w"][:, None] + P["lnf_b"][:, None]
+    f = (out * P["head_w"][:, None]).sum(-1) + P["head_b"][:, None]
+    return f, att
+
+
+class EncoderBatch:
+    """B encoder runs sharing (n, T, d, sigma, n_test, seed, mlp_dim); same interface as
+    :class:`benign.token_selection.TokenSelectionBatch`. Attention has T+1 entries per sample:
+    index 0 is [CLS] itself, 1..T the input tokens."""
+
+    def __init__(
+        self,
+        *,
+        n: int,
+        T: int,
+        d: int,
+        sigma: float,
+        n_test: int,
+        seed: int,
+        mlp_dim: int,
+        signal_norms,
+        rhos,
+        etas,
+        lrs,
+        device: torch.device | str = "cpu",
+        dtype: torch.dtype = torch.float32,
+        test_chunk: int = 250,
+    ) -> None:
+        self.n, self.T, self.d, self.n_test = n, T, d, n_test
+        self.B = len(signal_norms)
+        kw = dict(device=torch.device(device), dtype=dtype)
+        self.test_chunk = test_chunk
+        e_train, e_test = synthetic.noise(n, T, d, sigma, n_test, seed)
+        y_true = synthetic.balanced_labels(n)
+        y_test = synthetic.balanced_labels(n_test)
+        self.noisy = torch.stack([synthetic.flip_mask(n, float(eta), seed) for eta in etas])
+        self.y = torch.where(self.noisy, -y_true, y_true).to(**kw)
+        self.y_test = y_test.to(**kw)
+        self.X = torch.stack(
+            [
+                synthetic.add_signal(e_train, synthetic.signal_coefficients(y_true, T, r, m))
+                for r, m in zip(rhos, signal_norms)
+            ]
+        ).to(**kw)
+        # Test tokens: shared noise, per-run signal in the first two coordinates only.
+        self.Et = e_test.to(**kw)
+        self.Mt = torch.stack([synthetic.signal_coefficients(y_test, T, r, m) for r, m in zip(rhos, signal_norms)]).to(
+            **kw
+        )
+        one = init_params(d, mlp_dim, seed)
+        self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())).requires_grad_(True) for k, v in one.items()}
+        self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
+
+    def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.no_grad():
+            return cls_forward(self.P, self.X)
+
+    def outputs_test(self) -> torch.Tensor:
+        out = []
+        with torch.no_grad():
+            for lo in range(0, self.n_test, self.test_chunk):
+                X = self.Et[lo : lo + self.test_chunk].unsqueeze(0).repeat(self.B, 1, 1, 1)
+                X[..., :2] += self.Mt[:, lo : lo + self.test_chunk]
+                out.append(cls_forward(self.P, X)[0])
+        return torch.cat(out, dim=1)
+
+    def step(self) -> tuple[torch.Tensor, torch.Tensor]:
+        f, att = cls_forward(self.P, self.X)
+        loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses
+        grads = torch.autograd.grad(loss, list(self.P.values()))
+        with torch.no_grad():
+            for p, g in zip(self.P.values(), grads):
+                p -= self.lr.view(-1, *([1] * (p.dim() - 1))) * g
+        return f.detach(), att.detach()
+
+    def parameters(self, b: int) -> dict[str, torch.Tensor]:
+        return {k: v[b].detach() for k, v in self.P.items()}

@@ -1,0 +1,217 @@
+"""The backbone's final layer, evaluated at position 0 only, from cached inputs.
+
+Everything below the final layer is frozen in both phases (SPEC 5), so the hidden states
+entering it are computed once (``features.py``) and training runs only this module. Only
+position 0 reaches the classifier, so only its query, its attention row and its MLP are
+needed; every position still contributes keys and values. Two exact rewrites make the
+layer cost O(T d H + d^2) per sample instead of O(T d^2), per head h with query q_h:
+
+- scores: q_h . (W_k,h x_t + b_k,h) = (W_k,h^T q_h) . x_t + q_h . b_k,h. The last term is
+  the same for every position t, so the softmax ignores it (and its gradient, the key
+  bias's, is exactly zero): it is left out.
+- values: sum_t a_t (W_v,h x_t + b_v,h) = W_v,h (sum_t a_t x_t) + b_v,h, since the
+  attention weights sum to 1.
+
+The layer's parts are found by name in the transformers module, whatever the version
+calls them; two layouts exist: pre-norm (ViT, DINOv2 with layer scale) and post-norm (BERT).
+The test checks logits and query/key gradients against the full model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from benign.real.backbones import KEY_NAMES, QUERY_NAMES, last_encoder_layer
+
+SUPPORTED = ("vit", "dinov2", "bert")
+
+# Role -> names the module may have in the final layer (relative paths, matched on a
+# dotted suffix; an exact match wins). Norm names also tell the layout.
+ROLES = {
+    "query": QUERY_NAMES,
+    "key": KEY_NAMES,
+    "value": ("v_proj", "value", "v"),
+    "attn_out": ("o_proj", "out_proj", "attention.output.dense"),
+    "mlp_in": ("fc1", "intermediate.dense"),
+    "mlp_out": ("fc2", "output.dense"),
+}
+PRE_NORMS = {"norm_attn": ("layernorm_before", "norm1"), "norm_mlp": ("layernorm_after", "norm2")}
+POST_NORMS = {"norm_attn": ("attention.output.LayerNorm",), "norm_mlp": ("output.LayerNorm",)}
+LAYER_SCALES = ("layer_scale1", "layer_scale2")
+
+
+@dataclass(frozen=True)
+class BlockConfig:
+    """What the final layer's shape and layout are; stored in the feature cache as JSON."""
+
+    hidden_size: int
+    num_heads: int
+    intermediate_size: int
+    pre_norm: bool
+    layer_scale: bool
+    final_norm: bool  # the backbone normalises the last layer's output (ViT, DINOv2)
+    eps: float
+    final_eps: float
+    hidden_act: str
+    qkv_bias: bool
+
+
+def find_module(layer: nn.Module, names: tuple[str, ...]) -> nn.Module | None:
+    modules = dict(layer.named_modules())
+    for name in names:
+        if name in modules:
+            return modules[name]
+    hits = [m for path, m in modules.items() if any(path.endswith("." + n) for n in names)]
+    if len(hits) > 1:
+        raise ValueError(f"more than one module in {type(layer).__name__} is named like {names}")
+    return hits[0] if hits else None
+
+
+def require(layer: nn.Module, role: str, names: tuple[str, ...]) -> nn.Module:
+    module = find_module(layer, names)
+    if module is None:
+        raise ValueError(f"no {role} module (named one of {names}) in {type(layer).__name__}")
+    return module
+
+
+class FinalBlock(nn.Module):
+    """Position 0 of the final layer (plus the backbone's final norm), from the layer's inputs."""
+
+    def __init__(self, cfg: BlockConfig):
+        super().__init__()
+        self.cfg = cfg
+        d, inner = cfg.hidden_size, cfg.intermediate_size
+        self.head_dim = d // cfg.num_heads
+        self.query = nn.Linear(d, d, bias=cfg.qkv_bias)
+        self.key = nn.Linear(d, d, bias=cfg.qkv_bias)
+        self.value = nn.Linear(d, d, bias=cfg.qkv_bias)
+        self.attn_out = nn.Linear(d, d)
+        self.mlp_in = nn.Linear(d, inner)
+        self.mlp_out = nn.Linear(inner, d)
+        self.norm_attn = nn.LayerNorm(d, eps=cfg.eps)
+        self.norm_mlp = nn.LayerNorm(d, eps=cfg.eps)
+        self.scale_attn = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
+        self.scale_mlp = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
+        self.final_norm = nn.LayerNorm(d, eps=cfg.final_eps) if cfg.final_norm else None
+        from transformers.activations import ACT2FN
+
+        self.act = ACT2FN[cfg.hidden_act]
+
+    @classmethod
+    def from_backbone(cls, model: nn.Module) -> "FinalBlock":
+        """Copy the final layer (and final norm) of a transformers base model."""
+        config = model.config
+        if config.model_type not in SUPPORTED:
+            raise ValueError(f"the position-0 final layer is written for {SUPPORTED}, not {config.model_type!r}")
+        if getattr(config, "position_embedding_type", "absolute") != "absolute" or getattr(config, "use_swiglu_ffn", False):
+            raise ValueError("the position-0 final layer needs absolute positions and a plain MLP")
+        layer = last_encoder_layer(model)
+        pre_norm = find_module(layer, PRE_NORMS["norm_attn"]) is not None
+        norms = PRE_NORMS if pre_norm else POST_NORMS
+        parts = {role: require(layer, role, names) for role, names in {**ROLES, **norms}.items()}
+        scales = [find_module(layer, (name,)) for name in LAYER_SCALES]
+        final_norm = getattr(model, "layernorm", None)
+        cfg = BlockConfig(
+            hidden_size=config.hidden_size,
+            num_heads=config.num_attention_heads,
+            intermediate_size=parts["mlp_in"].out_features,
+            pre_norm=pre_norm,
+            layer_scale=scales[0] is not None,
+            final_norm=final_norm is not None,
+            eps=parts["norm_attn"].eps,
+            final_eps=final_norm.eps if final_norm is not None else 0.0,
+            hidden_act=config.hidden_act,
+            qkv_bias=parts["query"].bias is not None,
+        )
+        block = cls(cfg).to(parts["query"].weight.dtype)
+        with torch.no_grad():
+            for role, module in parts.items():
+                getattr(block, role).load_state_dict(module.state_dict())
+            if cfg.layer_scale:
+                block.scale_attn.copy_(scales[0].lambda1)
+                block.scale_mlp.copy_(scales[1].lambda1)
+            if final_norm is not None:
+                block.final_norm.load_state_dict(final_norm.state_dict())
+        return block
+
+    def config_dict(self) -> dict:
+        return asdict(self.cfg)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """hidden (B, T, d) entering the layer, mask (B, T) True for real tokens ->
+        (output at position 0 (B, d), attention from position 0 (B, H, T))."""
+        B, T, d = hidden.shape
+        H, dh = self.cfg.num_heads, self.head_dim
+        tokens = self.norm_attn(hidden) if self.cfg.pre_norm else hidden
+        q = self.query(tokens[:, 0]).view(B, H, dh)
+        u = torch.einsum("bhe,hed->bhd", q, self.key.weight.view(H, dh, d))
+        scores = torch.einsum("bhd,btd->bht", u, tokens) * dh**-0.5
+        if mask is not None:
+            scores = scores.masked_fill(~mask[:, None, :], torch.finfo(scores.dtype).min)
+        attn = scores.softmax(dim=-1)
+        mixed = torch.einsum("bht,btd->bhd", attn, tokens)
+        context = torch.einsum("bhd,hed->bhe", mixed, self.value.weight.view(H, dh, d))
+        if self.value.bias is not None:
+            context = context + self.value.bias.view(H, dh)
+        attended = self.attn_out(context.reshape(B, d))
+        x0 = hidden[:, 0]
+        if self.cfg.pre_norm:
+            h = x0 + (self.scale_attn * attended if self.cfg.layer_scale else attended)
+            mlp = self.mlp_out(self.act(self.mlp_in(self.norm_mlp(h))))
+            out = h + (self.scale_mlp * mlp if self.cfg.layer_scale else mlp)
+        else:
+            h = self.norm_attn(attended + x0)
+            out = self.norm_mlp(self.mlp_out(self.act(self.mlp_in(h))) + h)
+        if self.final_norm is not None:
+            out = self.final_norm(out)
+        return out, attn
+
+
+class Head(nn.Module):
+    """The classifier on position 0: BERT's pooler (dense + tanh) if the backbone has one, then a linear layer."""
+
+    def __init__(self, hidden_size: int, num_classes: int, pooler: bool):
+        super().__init__()
+        self.pooler = nn.Linear(hidden_size, hidden_size) if pooler else None
+        self.classifier = nn.Linear(hidden_size, num_classes)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        if self.pooler is not None:
+            features = torch.tanh(self.pooler(features))
+        return self.classifier(features)
+
+
+def full_forward(model: nn.Module, head: Head, inputs: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The plain path: the whole backbone, then the head on position 0 -> (logits, attention row 0 (B, H, T))."""
+    out = model(**inputs, output_attentions=True)
+    return head(out.last_hidden_state[:, 0]), out.attentions[-1][:, :, 0, :]
+
+
+def backbone_pooler(model: nn.Module) -> dict[str, torch.Tensor] | None:
+    """BERT's pretrained pooler weights (the head starts from them); None for image backbones,
+    whose classifier reads the normalised position-0 output directly (as ViTForImageClassification)."""
+    pooler = getattr(model, "pooler", None)
+    if model.config.model_type != "bert" or pooler is None:
+        return None
+    return {k: v.detach().clone() for k, v in pooler.dense.state_dict().items()}
+
+
+def make_head(
+    hidden_size: int,
+    num_classes: int,
+    pooler: dict[str, torch.Tensor] | None,
+    init_std: float,
+    generator: torch.Generator,
+) -> Head:
+    """A head whose pooler (if any) starts from the backbone's, and whose classifier is drawn like
+    transformers' classification heads: N(0, init_std^2) weights (init_std = initializer_range), zero bias."""
+    head = Head(hidden_size, num_classes, pooler is not None)
+    with torch.no_grad():
+        if pooler is not None:
+            head.pooler.load_state_dict(pooler)
+        head.classifier.weight.copy_(torch.randn(head.classifier.weight.shape, generator=generator) * init_std)
+        head.classifier.bias.zero_()
+    return head

@@ -1,0 +1,186 @@
+"""The real-data protocol (SPEC 5): clean pretraining of the head, then noisy fine-tuning of
+the final layer's query and key, on cached backbone features.
+
+Per seed, a permutation of the training rows gives the clean pretraining set (its first
+``pretrain_size`` rows) and the fine-tuning set (the next n), so the pretraining set is
+shared by every n and the fine-tuning sets are nested across n. Label noise is drawn once
+per training row and seed (``label_noise.draw_nested_noise``), so it is nested across eta
+and across n. One call of ``run_cell`` covers every eta of one (data set, backbone, n, seed).
+
+Random streams (all derived from the seed): "real_split", "real_label_noise",
+"real_head_init", "real_pretrain_shuffle", "real_qk_init", "real_finetune_shuffle". The
+query/key initialisation and the fine-tuning shuffle restart for every eta, so runs that
+differ only in eta share them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+import torch
+
+from benign.device import pick_device
+from benign.label_noise import draw_nested_noise
+from benign.real.backbones import reinit_linear
+from benign.real.features import FeatureCache, load_features
+from benign.real.final_layer import Head, make_head
+from benign.real.trainer import TrainConfig, evaluate, train
+from benign.schema import REAL_ATTENTION, REAL_RUNS
+from benign.synthetic import generator
+
+log = logging.getLogger("benign.real")
+
+
+def split_indices(num_train: int, pretrain_size: int, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(pretraining rows, fine-tuning rows): ``pretrain_size + n`` distinct training rows drawn per seed."""
+    if pretrain_size + n > num_train:
+        raise ValueError(f"pretrain_size {pretrain_size} + n {n} exceeds the {num_train} training rows")
+    perm = torch.randperm(num_train, generator=generator(seed, "real_split"))
+    return perm[:pretrain_size], perm[pretrain_size : pretrain_size + n]
+
+
+def finetune_pool(num_train: int, pretrain_size: int, max_n: int, seeds: Sequence[int]) -> list[int]:
+    """Every training row some (seed, n <= max_n) fine-tunes on: the rows whose final-layer
+    inputs ``compute_features`` must keep (its ``train_rows``)."""
+    rows = set()
+    for seed in seeds:
+        rows.update(split_indices(num_train, pretrain_size, max_n, seed)[1].tolist())
+    return sorted(rows)
+
+
+def run_id(dataset: str, backbone: str, n: int, eta: float, seed: int) -> str:
+    return f"{dataset}__{backbone}__n{n}__eta{eta:.3f}__seed{seed}"
+
+
+@dataclass
+class PhaseOne:
+    head: Head
+    baseline_acc: float
+    wall_time_s: float
+
+
+def pretrain_head(cache: FeatureCache, rows: torch.Tensor, num_classes: int, seed: int, cfg: TrainConfig, device) -> PhaseOne:
+    """Phase 1: train only the head (BERT: pooler + classifier) on the clean pretraining rows."""
+    start = time.perf_counter()
+    init = generator(seed, "real_head_init")
+    head = make_head(cache.block_config.hidden_size, num_classes, cache.pooler_state, cache.meta["initializer_range"], init)
+    head = head.to(device)
+    features = cache.train_pooled[rows].to(device)
+    labels = cache.y_train[rows].to(device)
+    train(list(head.parameters()), lambda b: (head(features[b]), None), labels, cfg, generator(seed, "real_pretrain_shuffle"), "phase 1")
+    head.requires_grad_(False)
+    test_features = cache.test_pooled.to(device)
+    _, acc = evaluate(lambda b: (head(test_features[b]), None), cache.y_test.to(device))
+    return PhaseOne(head=head, baseline_acc=acc, wall_time_s=time.perf_counter() - start)
+
+
+def run_cell(
+    features_path: str | Path,
+    dataset_entry: dict,
+    n: int,
+    etas: Sequence[float],
+    seed: int,
+    pretrain_epochs: int = 300,
+    finetune_epochs: int = 2000,
+    lr: float = 5e-5,
+    batch_size: int = 16,
+    clip: float = 1.0,
+    log_every: int = 100,
+    backbone_name: str | None = None,
+    device: str | torch.device | None = None,
+    code_version: str = "",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run both phases for one (data set, backbone, n, seed) and every eta.
+
+    Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
+    ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
+    column holds what was actually loaded.
+    """
+    device = pick_device() if device is None else torch.device(device)
+    cache = load_features(features_path)
+    name = dataset_entry["name"]
+    if cache.meta["dataset"] != name:
+        raise ValueError(f"{features_path} holds features of {cache.meta['dataset']!r}, not {name!r}")
+    backbone_name = backbone_name or cache.meta["backbone_spec"].get("name", cache.meta["backbone"])
+    num_classes = len(cache.meta["classes"])
+    pretrain_size = int(dataset_entry["pretrain_size"])
+    pretrain_rows, finetune_rows = split_indices(len(cache.y_train), pretrain_size, n, seed)
+    phase_one_cfg = TrainConfig(epochs=pretrain_epochs, lr=lr, batch_size=batch_size, clip=clip, log_every=log_every)
+    phase_two_cfg = replace(phase_one_cfg, epochs=finetune_epochs)
+
+    log.info("%s n=%d seed=%d: phase 1 on %d clean rows, %d epochs", name, n, seed, pretrain_size, pretrain_epochs)
+    phase_one = pretrain_head(cache, pretrain_rows, num_classes, seed, phase_one_cfg, device)
+    log.info("%s seed=%d: baseline test accuracy %.4f", name, seed, phase_one.baseline_acc)
+
+    block = cache.block().to(device).requires_grad_(False)
+    query_key = [*block.query.parameters(), *block.key.parameters()]
+    hidden, mask = (t.to(device) if t is not None else None for t in cache.train_hidden(finetune_rows))
+    test_hidden, test_mask = (t.to(device) if t is not None else None for t in cache.test_hidden())
+    noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
+    head = phase_one.head
+
+    def forward_on(h: torch.Tensor, m: torch.Tensor | None):
+        def forward(rows: torch.Tensor):
+            out, attention = block(h[rows], m[rows] if m is not None else None)
+            return head(out), attention
+
+        return forward
+
+    runs, attention = [], []
+    for eta in etas:
+        start = time.perf_counter()
+        labels = noise.labels(eta)[finetune_rows].to(device)
+        init = generator(seed, "real_qk_init")
+        reinit_linear(block.query, init)
+        reinit_linear(block.key, init)
+        for p in query_key:
+            p.requires_grad_(True)
+        rid = run_id(name, backbone_name, n, eta, seed)
+        history = train(
+            query_key, forward_on(hidden, mask), labels, phase_two_cfg,
+            generator(seed, "real_finetune_shuffle"), f"phase 2 eta={eta:.3f}",
+        )
+        for p in query_key:
+            p.requires_grad_(False)
+        train_loss, train_acc = evaluate(forward_on(hidden, mask), labels)
+        test_loss, test_acc = evaluate(forward_on(test_hidden, test_mask), cache.y_test.to(device))
+        runs.append(
+            dict(
+                run_id=rid,
+                dataset=name,
+                dataset_label=dataset_entry.get("label", name),
+                paper_dataset=dataset_entry.get("paper_dataset"),
+                backbone=cache.meta["backbone"],
+                n=n,
+                eta=float(eta),
+                seed=seed,
+                num_classes=num_classes,
+                pretrain_size=pretrain_size,
+                pretrain_epochs=pretrain_epochs,
+                finetune_epochs=finetune_epochs,
+                baseline_acc=phase_one.baseline_acc,
+                train_loss_last_epoch=history[-1].loss,
+                train_loss=train_loss,
+                train_acc=train_acc,
+                test_loss=test_loss,
+                test_acc=test_acc,
+                status="ok",
+                wall_time_s=time.perf_counter() - start + phase_one.wall_time_s / len(etas),
+                device=str(device),
+                code_version=code_version,
+            )
+        )
+        attention.extend(
+            dict(run_id=rid, dataset=name, n=n, eta=float(eta), seed=seed, epoch=e.epoch, train_loss=e.loss, max_attention=e.max_attention)
+            for e in history
+        )
+        log.info("%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, train_loss, test_acc)
+    return (
+        pd.DataFrame(runs, columns=REAL_RUNS.names),
+        pd.DataFrame(attention, columns=REAL_ATTENTION.names),
+    )

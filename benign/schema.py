@@ -1,0 +1,157 @@
+"""The metrics schema, defined once: every Parquet writer and reader goes through here.
+
+Tidy long tables:
+- ``RUNS``: one row per finished synthetic run (parameters, final metrics, regime).
+- ``CURVES``: one row per (run, logged step).
+- ``ATTENTION``: one row per (run, logged step, training sample, token).
+- ``REAL_RUNS`` / ``REAL_ATTENTION``: the real-data counterparts (one row per
+  (dataset, backbone, n, eta, seed) cell, and one per (cell, epoch)).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benign.io import atomic_path
+
+RUNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("setting", pa.string()),  # named setting or sweep the run belongs to
+        ("model", pa.string()),  # "token" or "encoder"
+        ("n", pa.int64()),
+        ("T", pa.int64()),
+        ("d", pa.int64()),
+        ("rho", pa.float64()),
+        ("signal_norm", pa.float64()),
+        ("eta", pa.float64()),
+        ("sigma", pa.float64()),
+        ("n_test", pa.int64()),
+        ("lr", pa.float64()),
+        ("steps", pa.int64()),
+        ("mlp_dim", pa.int64()),  # null for the token-selection model
+        ("seed", pa.int64()),
+        ("snr", pa.float64()),
+        ("n_noisy", pa.int64()),
+        ("train_loss", pa.float64()),
+        ("test_loss", pa.float64()),
+        ("train_acc", pa.float64()),
+        ("test_acc", pa.float64()),
+        ("train_acc_clean", pa.float64()),
+        ("train_acc_noisy", pa.float64()),
+        ("regime", pa.string()),  # not_overfitting / benign / harmful, null unless status ok
+        ("status", pa.string()),  # ok / diverged
+        ("wall_time_s", pa.float64()),  # the run's share of its batch's wall time
+        ("device", pa.string()),
+        ("code_version", pa.string()),
+    ]
+)
+
+CURVES = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("step", pa.int64()),
+        ("train_loss", pa.float64()),
+        ("test_loss", pa.float64()),
+        ("train_acc", pa.float64()),
+        ("test_acc", pa.float64()),
+        ("train_acc_clean", pa.float64()),
+        ("train_acc_noisy", pa.float64()),
+    ]
+)
+
+ATTENTION = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("step", pa.int64()),
+        ("sample", pa.int64()),
+        ("token", pa.int64()),  # 0..T-1 input tokens; -1 is the encoder's [CLS] itself
+        ("probability", pa.float64()),
+        ("noisy", pa.bool_()),  # the sample's training label was flipped
+    ]
+)
+
+REAL_RUNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("dataset", pa.string()),  # the name used in config (e.g. "mnist")
+        ("dataset_label", pa.string()),  # human label, says what stands in for what
+        ("paper_dataset", pa.string()),  # the paper dataset this reproduces, null if none
+        ("backbone", pa.string()),  # backbone id actually used
+        ("n", pa.int64()),
+        ("eta", pa.float64()),
+        ("seed", pa.int64()),
+        ("num_classes", pa.int64()),
+        ("pretrain_size", pa.int64()),
+        ("pretrain_epochs", pa.int64()),
+        ("finetune_epochs", pa.int64()),
+        ("baseline_acc", pa.float64()),  # phase-1 test accuracy
+        ("train_loss_last_epoch", pa.float64()),  # mean over the last epoch's batches
+        ("train_loss", pa.float64()),  # evaluated after training, noisy labels
+        ("train_acc", pa.float64()),  # against the noisy labels trained on
+        ("test_loss", pa.float64()),
+        ("test_acc", pa.float64()),
+        ("status", pa.string()),
+        ("wall_time_s", pa.float64()),
+        ("device", pa.string()),
+        ("code_version", pa.string()),
+    ]
+)
+
+REAL_ATTENTION = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("dataset", pa.string()),
+        ("n", pa.int64()),
+        ("eta", pa.float64()),
+        ("seed", pa.int64()),
+        ("epoch", pa.int64()),
+        ("train_loss", pa.float64()),
+        ("max_attention", pa.float64()),  # mean over samples and heads of max attention from position 0
+    ]
+)
+
+SCHEMAS = {
+    "runs": RUNS,
+    "curves": CURVES,
+    "attention": ATTENTION,
+    "real_runs": REAL_RUNS,
+    "real_attention": REAL_ATTENTION,
+}
+
+
+def to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """Conform a DataFrame to ``schema`` (column order, types); missing columns are an error."""
+    missing = [name for name in schema.names if name not in df.columns]
+    if missing:
+        raise ValueError(f"columns missing for schema: {missing}")
+    return pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
+
+
+def write_parquet(df: pd.DataFrame, schema: pa.Schema, path: str | os.PathLike) -> None:
+    """Write ``df`` atomically: a temporary file in the same folder, then rename."""
+    write_table_atomic(to_table(df, schema), path)
+
+
+def write_table_atomic(table: pa.Table, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_parquet(paths, schema: pa.Schema) -> pd.DataFrame:
+    """Read and concatenate Parquet files, checking each against ``schema``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    tables = []
+    for p in paths:
+        t = pq.read_table(p)
+        if not t.schema.equals(schema, check_metadata=False):
+            raise ValueError(f"{p}: schema differs from the expected one:\n{t.schema}\nexpected:\n{schema}")
+        tables.append(t)
+    if not tables:
+        return schema.empty_table().to_pandas()
+    return pa.concat_tables(tables).to_pandas()

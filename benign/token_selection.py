@@ -1,0 +1,165 @@
+"""The token-selection model (SPEC 2), trained exactly in a reduced space, many runs at once.
+
+Model: f(X) = sum_t softmax(X W p)_t <x_t, nu>, W (d x d) and p (d) trained by full-batch
+gradient descent on the mean logistic loss, nu fixed.
+
+Why a reduced space is exact. With g = dL/ds (one entry per training token, s = X W p):
+    grad_W = X^T g p^T            grad_p = W^T X^T g
+Both updates stay in spans fixed at initialisation. Writing Y = W0^T X^T (d x N, N = n T),
+    p_k = Y c_k                    W_k = W0 + X^T E_k Y^T
+with c_k in R^N and E_k in R^{N x N}. Then W_k p_k = V c_k + X^T E_k G c_k, where
+V = W0 W0^T X^T, G = X V = Y^T Y and S = X X^T, so every step is O(N^2) instead of O(d^2):
+    logits   s_k   = G c_k + S h_k,     h_k = E_k G c_k
+    c_{k+1}  = c_k - lr (g_k + E_k^T S g_k)
+    E_{k+1}  = E_k - lr g_k c_k^T
+Test logits are X_test V c + X_test X^T h. The d-dimensional work is a handful of matrix
+products done once per batch.
+
+Runs in one batch share the token noise and W0 (same n, T, d, sigma, n_test, seed) and
+differ in signal norm, rho, eta and lr. Their tokens are noise + signal in the first two
+coordinates only, so the shared products are computed once and each run adds rank-2
+corrections (``Mc``: its tokens' coefficients on e_1, e_2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from benign import synthetic
+
+
+def init_W(d: int, seed: int) -> torch.Tensor:
+    """W0 with entries U(-1/sqrt(d), 1/sqrt(d)), seeded (float64, CPU)."""
+    bound = 1.0 / math.sqrt(d)
+    g = synthetic.generator(seed, "init")
+    return (torch.rand(d, d, generator=g, dtype=torch.float64) * 2 - 1) * bound
+
+
+class TokenSelectionBatch:
+    """B runs of the token-selection model sharing (n, T, d, sigma, n_test, seed).
+
+    ``signal_norms``, ``rhos``, ``etas``, ``lrs`` are length-B sequences.
+    """
+
+    def __init__(
+        self,
+        *,
+        n: int,
+        T: int,
+        d: int,
+        sigma: float,
+        n_test: int,
+        seed: int,
+        signal_norms,
+        rhos,
+        etas,
+        lrs,
+        device: torch.device | str = "cpu",
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.n, self.T, self.d, self.n_test = n, T, d, n_test
+        self.B = len(signal_norms)
+        dev = torch.device(device)
+        self.device, self.dtype = dev, dtype
+        kw = dict(device=dev, dtype=dtype)
+
+        e_train, e_test = synthetic.noise(n, T, d, sigma, n_test, seed)
+        E = e_train.reshape(n * T, d).to(**kw)
+        Et = e_test.reshape(n_test * T, d).to(**kw)
+        W0 = init_W(d, seed).to(**kw)
+        self.W0, self.E, self.Et = W0, E, Et
+
+        # Shared products (the only O(d^2) work).
+        YE = E @ W0  # rows: (W0^T e_i)^T, (N, d)
+        VEt = YE @ W0.T  # rows: (W0 W0^T e_i)^T, (N, d)
+        Q = W0 @ W0[:2].T  # W0 W0^T restricted to e_1, e_2: (d, 2)
+        self.YE, self.W0top = YE, W0[:2]  # kept to materialise W and p
+        self.EVE = E @ VEt.T  # (N, N)
+        self.EQ = E @ Q  # (N, 2)
+        self.VE2 = VEt[:, :2].T  # (2, N)
+        self.Q2 = Q[:2]  # (2, 2)
+        self.EE = E @ E.T  # (N, N)
+        self.E2 = E[:, :2]  # (N, 2)
+        self.EtVE = Et @ VEt.T  # (Nt, N)
+        self.EtQ = Et @ Q  # (Nt, 2)
+        self.EtE = Et @ E.T  # (Nt, N)
+        self.Et2 = Et[:, :2]  # (Nt, 2)
+
+        # Per-run data.
+        y_true = synthetic.balanced_labels(n)
+        y_test = synthetic.balanced_labels(n_test)
+        self.noisy = torch.stack([synthetic.flip_mask(n, float(eta), seed) for eta in etas])  # (B, n) CPU
+        self.y = torch.where(self.noisy, -y_true, y_true).to(**kw)  # labels trained on
+        self.y_test = y_test.to(**kw)
+        Mc = torch.stack([synthetic.signal_coefficients(y_true, T, r, m) for r, m in zip(rhos, signal_norms)])
+        Mt = torch.stack([synthetic.signal_coefficients(y_test, T, r, m) for r, m in zip(rhos, signal_norms)])
+        self.Mc = Mc.reshape(self.B, n * T, 2).to(**kw)
+        self.Mt = Mt.reshape(self.B, n_test * T, 2).to(**kw)
+        norms = torch.tensor([float(m) for m in signal_norms], **kw)
+        self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
+
+        # <x, nu> for every token: nu = (e_1 - e_2) / sqrt(2) / ||mu||.
+        X2 = self.E2 + self.Mc  # (B, N, 2): training tokens' first two coordinates
+        Xt2 = self.Et2 + self.Mt
+        self.r = (X2[..., 0] - X2[..., 1]) / (math.sqrt(2) * norms[:, None])
+        self.r_test = (Xt2[..., 0] - Xt2[..., 1]) / (math.sqrt(2) * norms[:, None])
+
+        McT = self.Mc.transpose(1, 2)
+        self.G = self.EVE + self.EQ @ McT + self.Mc @ self.VE2 + self.Mc @ self.Q2 @ McT  # X V, (B, N, N)
+        self.S = self.EE + self.E2 @ McT + self.Mc @ self.E2.T + self.Mc @ McT  # X X^T, (B, N, N)
+
+        self.c = torch.zeros(self.B, n * T, **kw)
+        self.Emat = torch.zeros(self.B, n * T, n * T, **kw)
+
+    # -- forward ---------------------------------------------------------------------------
+    def _h(self, Gc: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(self.Emat, Gc.unsqueeze(-1)).squeeze(-1)
+
+    def _train_forward(self):
+        Gc = torch.bmm(self.G, self.c.unsqueeze(-1)).squeeze(-1)
+        s = Gc + torch.bmm(self.S, self._h(Gc).unsqueeze(-1)).squeeze(-1)
+        att = torch.softmax(s.view(self.B, self.n, self.T), dim=-1)
+        f = (att * self.r.view(self.B, self.n, self.T)).sum(-1)
+        return f, att
+
+    def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(f on training samples (B, n), softmax over tokens (B, n, T))."""
+        return self._train_forward()
+
+    def outputs_test(self) -> torch.Tensor:
+        """f on the clean test set, (B, n_test)."""
+        c = self.c
+        Gc = torch.bmm(self.G, c.unsqueeze(-1)).squeeze(-1)
+        h = self._h(Gc)
+        Mc_c = torch.einsum("bnk,bn->bk", self.Mc, c)  # (B, 2)
+        Mc_h = torch.einsum("bnk,bn->bk", self.Mc, h)
+        shared = (self.EtVE @ c.T + self.EtE @ h.T).T  # (B, Nt)
+        low = (Mc_c @ self.EtQ.T) + (Mc_h @ self.Et2.T)  # (B, Nt)
+        coef = c @ self.VE2.T + Mc_c @ self.Q2.T + h @ self.E2 + Mc_h  # (B, 2)
+        s = shared + low + torch.einsum("btk,bk->bt", self.Mt, coef)
+        att = torch.softmax(s.view(self.B, self.n_test, self.T), dim=-1)
+        return (att * self.r_test.view(self.B, self.n_test, self.T)).sum(-1)
+
+    def step(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """One gradient-descent step; returns the outputs before the update."""
+        f, att = self._train_forward()
+        dLdf = -self.y * torch.sigmoid(-self.y * f) / self.n  # (B, n)
+        g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
+        Sg = torch.bmm(self.S, g.unsqueeze(-1))
+        grad_c = g + torch.bmm(self.Emat.transpose(1, 2), Sg).squeeze(-1)
+        lr = self.lr[:, None]
+        self.Emat -= lr.unsqueeze(-1) * g.unsqueeze(-1) * self.c.unsqueeze(1)
+        self.c = self.c - lr * grad_c
+        return f, att
+
+    # -- explicit parameters (for checks against a dense implementation) -------------------
+    def parameters(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Materialise (W, p) of run ``b``: p = Y c, W = W0 + X^T E Y^T with Y = W0^T X^T."""
+        X = self.E.clone()
+        X[:, :2] += self.Mc[b]
+        Y = (self.YE + self.Mc[b] @ self.W0top).T  # (d, N) = W0^T X^T
+        p = Y @ self.c[b]
+        W = self.W0 + X.T @ self.Emat[b] @ Y.T
+        return W, p

@@ -1,0 +1,226 @@
+"""Full-batch gradient descent for many synthetic runs at once, with metric recording.
+
+Runs are grouped into batches that share the token noise and initialisation (same model,
+n, T, d, sigma, n_test, seed, steps, mlp_dim); each batch is one tensor program. At every
+logged step the trainer records train/test loss and accuracy, the training accuracy on
+clean and on label-flipped samples separately (each against the labels trained on, so a
+flipped sample counts as fitted when the model predicts its flipped label), and, for the
+runs that ask for it, the softmax over tokens of every training sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass
+from itertools import groupby
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from benign import synthetic, theory
+from benign.config import check_run
+from benign.device import pick_device
+from benign.encoder import EncoderBatch
+from benign.token_selection import TokenSelectionBatch
+
+log = logging.getLogger("benign.trainer")
+
+MODELS = ("token", "encoder")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Every parameter of one synthetic run (paper defaults)."""
+
+    model: str = "token"
+    n: int = 20
+    T: int = 8
+    d: int = 2000
+    rho: float = 0.1
+    signal_norm: float = 20.0
+    eta: float = 0.2
+    sigma: float = 1.0
+    n_test: int = 1000
+    lr: float = 5e-3
+    steps: int = 1000
+    seed: int = 42
+    mlp_dim: int | None = None  # encoder only (paper: 2000)
+    setting: str = "single"
+    log_every: int = 0  # 0: log only the first and last step; see log_steps
+    log_points: int = 0  # > 0: that many log-spaced steps instead of log_every
+    record_attention: bool = False
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.model == "token" and self.mlp_dim is not None:
+            raise ValueError("mlp_dim applies to the encoder only; leave it unset for model 'token'")
+        check_run(dataclasses.asdict(self), "run")
+
+    @property
+    def run_id(self) -> str:
+        """A stable id from every parameter that changes the numbers."""
+        key = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("setting", "log_every", "log_points", "record_attention")}
+        digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.model}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
+
+    def batch_key(self) -> tuple:
+        return (self.model, self.n, self.T, self.d, self.sigma, self.n_test, self.seed, self.steps, self.mlp_dim)
+
+
+def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
+    """Steps at which metrics are recorded: 0 and ``steps`` always; every ``every`` steps, or
+    ``points`` log-spaced steps."""
+    s = {0, steps}
+    if points > 0:
+        s |= {int(round(x)) for x in np.geomspace(1, steps, points)}
+    elif every > 0:
+        s |= set(range(0, steps + 1, every))
+    return sorted(s)
+
+
+def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype):
+    s0 = specs[0]
+    common = dict(
+        n=s0.n,
+        T=s0.T,
+        d=s0.d,
+        sigma=s0.sigma,
+        n_test=s0.n_test,
+        seed=s0.seed,
+        signal_norms=[s.signal_norm for s in specs],
+        rhos=[s.rho for s in specs],
+        etas=[s.eta for s in specs],
+        lrs=[s.lr for s in specs],
+        device=device,
+        dtype=dtype,
+    )
+    if s0.model == "token":
+        return TokenSelectionBatch(**common)
+    return EncoderBatch(mlp_dim=s0.mlp_dim, **common)
+
+
+def _metrics(f: torch.Tensor, y: torch.Tensor, noisy: torch.Tensor) -> dict[str, np.ndarray]:
+    """Loss and accuracy per run (rows of f), against labels y; split by the noisy mask if given."""
+    correct = (y * f > 0).double()
+    out = {"loss": F.softplus(-y * f).mean(-1).double().cpu().numpy(), "acc": correct.mean(-1).cpu().numpy()}
+    if noisy is not None:
+        noisy = noisy.to(f.device)
+        clean = ~noisy
+        with np.errstate(invalid="ignore"):
+            out["acc_clean"] = ((correct * clean).sum(-1) / clean.sum(-1)).cpu().numpy()
+            out["acc_noisy"] = ((correct * noisy).sum(-1) / noisy.sum(-1)).cpu().numpy()
+    return out
+
+
+def train_batch(
+    specs: list[RunSpec],
+    device: torch.device | str | None = None,
+    dtype: torch.dtype | None = None,
+    code_version: str = "",
+    progress_every: float = 30.0,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Train runs that share a batch key together. Returns (runs, curves, attention) frames."""
+    keys = {s.batch_key() for s in specs}
+    if len(keys) != 1:
+        raise ValueError(f"runs in one batch must share {RunSpec.batch_key.__name__}; got {sorted(keys)}")
+    device = pick_device() if device is None else torch.device(device)
+    if dtype is None:
+        dtype = torch.float64 if (specs[0].model == "token" and device.type == "cpu") else torch.float32
+    t0 = time.perf_counter()
+    model = _batch(specs, device, dtype)
+    steps = specs[0].steps
+    schedules = [set(log_steps(steps, s.log_every, s.log_points)) for s in specs]
+    wanted = sorted(set().union(*schedules))
+    attention_runs = [b for b, s in enumerate(specs) if s.record_attention]
+    curves, attention = [], []
+    last_report = time.perf_counter()
+    noisy = model.noisy
+    for k in range(steps + 1):
+        if k in wanted:
+            f, att = model.outputs_train()
+            ft = model.outputs_test()
+            tr = _metrics(f, model.y, noisy)
+            te = _metrics(ft, model.y_test.expand_as(ft), None)
+            for b, sched in enumerate(schedules):
+                if k in sched:
+                    curves.append((b, k, tr["loss"][b], te["loss"][b], tr["acc"][b], te["acc"][b], tr["acc_clean"][b], tr["acc_noisy"][b]))
+            if attention_runs:
+                attention.append((k, att[attention_runs].double().cpu().numpy()))
+        if k == steps:
+            break
+        model.step()
+        now = time.perf_counter()
+        if now - last_report > progress_every:
+            last_report = now
+            log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, now - t0)
+    wall = time.perf_counter() - t0
+    return _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version)
+
+
+def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
+    cdf = pd.DataFrame(curves, columns=["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"])
+    ids = [s.run_id for s in specs]
+    cdf.insert(0, "run_id", [ids[b] for b in cdf.pop("b")])
+    final = cdf[cdf.step == specs[0].steps].set_index("run_id")
+    rows = []
+    for b, s in enumerate(specs):
+        m = final.loc[s.run_id]
+        finite = bool(np.isfinite(m[["train_loss", "test_loss"]].to_numpy(dtype=float)).all())
+        row = dataclasses.asdict(s)
+        for k in ("log_every", "log_points", "record_attention"):
+            row.pop(k)
+        row.update(
+            run_id=s.run_id,
+            snr=synthetic.snr(s.signal_norm, s.sigma, s.d),
+            n_noisy=int(noisy[b].sum()),
+            status="ok" if finite else "diverged",
+            wall_time_s=wall / len(specs),
+            device=str(device),
+            code_version=code_version,
+        )
+        for k in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"):
+            row[k] = float(m[k]) if finite else float("nan")
+        row["regime"] = theory.classify_regime(row["train_acc_noisy"], row["test_acc"]) if finite else None
+        if not finite:
+            log.warning("run %s diverged (non-finite loss at the last step); marked 'diverged'", s.run_id)
+        rows.append(row)
+    runs = pd.DataFrame(rows)
+    att_rows = []
+    for k, arr in attention:
+        _, n, TT = arr.shape
+        for j, b in enumerate(attention_runs):
+            probs = arr[j]
+            token_index = np.arange(TT) - (TT - specs[b].T)  # encoder: [CLS] is -1
+            att_rows.append(
+                pd.DataFrame(
+                    {
+                        "run_id": ids[b],
+                        "step": k,
+                        "sample": np.repeat(np.arange(n), TT),
+                        "token": np.tile(token_index, n),
+                        "probability": probs.reshape(-1),
+                        "noisy": np.repeat(noisy[b].numpy(), TT),
+                    }
+                )
+            )
+    adf = pd.concat(att_rows, ignore_index=True) if att_rows else pd.DataFrame(columns=["run_id", "step", "sample", "token", "probability", "noisy"])
+    return runs, cdf, adf
+
+
+def train_runs(specs: list[RunSpec], device=None, dtype=None, code_version: str = "", progress_every: float = 30.0):
+    """Train any list of runs, batching those that share a batch key. Returns concatenated frames."""
+    out = []
+    ordered = sorted(specs, key=lambda s: s.batch_key())
+    for key, group in groupby(ordered, key=lambda s: s.batch_key()):
+        group = list(group)
+        log.info("training %d run(s) of batch %s", len(group), key)
+        out.append(train_batch(group, device=device, dtype=dtype, code_version=code_version, progress_every=progress_every))
+    return tuple(pd.concat(frames, ignore_index=True) for frames in zip(*out))

@@ -1,0 +1,41 @@
+"""Small tables that conform to benign.schema, for rendering tests."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pyarrow as pa
+
+from benign import schema
+
+RUN_DEFAULTS = dict(
+    setting="heatmap", model="token", n=20, T=8, d=2000, rho=0.1, signal_norm=20.0, eta=0.2, sigma=1.0,
+    n_test=1000, lr=5e-3, steps=1000, mlp_dim=None, seed=42, n_noisy=4, train_loss=0.45, test_loss=0.5,
+    train_acc=1.0, test_acc=0.99, train_acc_clean=1.0, train_acc_noisy=1.0, regime="benign", status="ok",
+    wall_time_s=1.0, device="cpu", code_version="test",
+)
+REAL_RUN_DEFAULTS = dict(
+    dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST", backbone="google/vit-base-patch16-224-in21k",
+    n=200, eta=0.1, seed=42, num_classes=10, pretrain_size=10000, pretrain_epochs=300, finetune_epochs=2000,
+    baseline_acc=0.95, train_loss_last_epoch=0.01, train_loss=0.01, train_acc=1.0, test_loss=0.3, test_acc=0.9,
+    status="ok", wall_time_s=1.0, device="cpu", code_version="test",
+)
+
+
+def conform(rows: list[dict], table_schema: pa.Schema) -> pd.DataFrame:
+    """Build, check against the schema, and return the frame as a reader would see it."""
+    return schema.to_table(pd.DataFrame(rows), table_schema).to_pandas()
+
+
+def runs(rows: list[dict]) -> pd.DataFrame:
+    out = []
+    for i, row in enumerate(rows):
+        full = {**RUN_DEFAULTS, "run_id": f"run{i}", **row}
+        full.setdefault("snr", full["signal_norm"] / math.sqrt(full["d"]))
+        out.append(full)
+    return conform(out, schema.RUNS)
+
+
+def real_runs(rows: list[dict]) -> pd.DataFrame:
+    return conform([{**REAL_RUN_DEFAULTS, "run_id": f"real{i}", **row} for i, row in enumerate(rows)], schema.REAL_RUNS)

@@ -1,0 +1,24 @@
+"""python -m benign synthetic ... --json"""
+
+import json
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "benign", "synthetic", *args], capture_output=True, text=True)
+
+
+def test_one_run_prints_json():
+    out = run("--d", "30", "--signal-norm", "5", "--n-test", "20", "--steps", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    for key in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_noisy", "regime"):
+        assert key in row
+    assert row["d"] == 30 and row["n"] == 20 and row["steps"] == 20 and row["eta"] == 0.2  # paper defaults kept
+
+
+def test_bad_value_is_named():
+    out = run("--eta", "1.5")
+    assert out.returncode == 2
+    assert "--eta" in out.stderr and "1.5" in out.stderr

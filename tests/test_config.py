@@ -1,0 +1,41 @@
+"""Config expansion into jobs, and the checks a JSON schema cannot express."""
+
+import copy
+
+import pytest
+import yaml
+
+from benign import config as bc
+
+
+@pytest.fixture
+def cfg(root):
+    return yaml.safe_load((root / "config/config.yaml").read_text())
+
+
+def test_paper_grid_is_39_by_39(cfg):
+    jobs = bc.synthetic_jobs(cfg)
+    heat = [r for job, runs in jobs.items() if job.startswith("token_heatmap") for r in runs]
+    assert len(heat) == 39 * 39 * len(cfg["synthetic"]["token"]["heatmap"]["seeds"])
+    assert {r["d"] for r in heat} == set(range(250, 5001, 125))
+    assert min(r["signal_norm"] for r in heat) == 5 and max(r["signal_norm"] for r in heat) == 100
+
+
+def test_grid_forms():
+    assert bc.grid({"start": 5, "stop": 10, "step": 2.5}, "x") == [5.0, 7.5, 10.0]
+    assert bc.grid([3, 1], "x") == [3, 1]
+    with pytest.raises(bc.ConfigError, match="x is empty"):
+        bc.grid([], "x")
+    with pytest.raises(bc.ConfigError, match="duplicate"):
+        bc.grid([1, 1], "x")
+
+
+def test_fingerprint_changes_with_sources():
+    assert bc.fingerprint("synthetic.py") != bc.fingerprint("trainer.py")
+    assert len(bc.fingerprint(*bc.SYNTHETIC_SOURCES)) == 16
+
+
+def test_warning_for_eta_that_flips_nothing(cfg):
+    cfg = copy.deepcopy(cfg)
+    cfg["synthetic"]["defaults"]["eta"] = 0.01
+    assert any("flips no label" in w for w in bc.warnings(cfg))

@@ -1,0 +1,159 @@
+import matplotlib.image as mpimg
+import numpy as np
+import pandas as pd
+import pytest
+
+import frames
+from benign import figures, schema
+from benign.synthetic import SyntheticConfig
+from benign.token_projection import token_projection
+
+rng = np.random.default_rng(0)
+
+
+def assert_rendered(stem):
+    png, pdf = stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".pdf")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = mpimg.imread(png)
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000
+    assert not list(stem.parent.glob(".*tmp*")), "temporary files left behind"
+
+
+def test_token_projection(tmp_path):
+    cfg = SyntheticConfig(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
+    points = token_projection(cfg, {"harmful": 1.0, "benign": 0.06, "not_overfitting": 0.001})
+    figures.token_projection(points, cfg, tmp_path / "fig1")
+    assert_rendered(tmp_path / "fig1")
+
+
+def attention_rows(run_id, T, samples=4, noisy=(1,), steps=range(0, 60, 10), cls=False, value=None):
+    tokens = np.arange(-1 if cls else 0, T)
+    rows = []
+    for step in steps:
+        for sample in range(samples):
+            logits = rng.normal(size=tokens.size) + step / 10 * (tokens == 0)
+            probs = np.exp(logits) / np.exp(logits).sum() if value is None else np.full(tokens.size, value)
+            rows += [dict(run_id=run_id, step=step, sample=sample, token=int(t), probability=float(p), noisy=sample in noisy)
+                     for t, p in zip(tokens, probs)]
+    return rows
+
+
+@pytest.mark.parametrize("model", ["token", "encoder"])
+def test_softmax_dynamics(tmp_path, model):
+    settings = {"benign": (2000, 20.0), "harmful": (4500, 5.0), "not_overfitting": (1000, 80.0)}
+    run_rows, att = [], []
+    for i, (setting, (d, norm)) in enumerate(settings.items()):
+        run_rows.append(dict(run_id=f"{model}{i}", model=model, setting=setting, d=d, signal_norm=norm, seed=42))
+        att += attention_rows(f"{model}{i}", T=8, cls=model == "encoder")
+    # a diverged lower-seed run whose trace is NaN must be skipped, not drawn
+    run_rows.append(dict(run_id="bad", model=model, setting="benign", seed=1, status="diverged", regime=None,
+                         train_loss=np.nan, test_loss=np.nan))
+    att += attention_rows("bad", T=8, cls=model == "encoder", value=np.nan)
+    runs = frames.runs(run_rows)
+    attention = frames.conform(att, schema.ATTENTION)
+    figures.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
+    assert_rendered(tmp_path / "dyn")
+
+
+def heatmap_runs():
+    rows = []
+    for d in (250, 375, 500, 625):
+        for norm in (5.0, 7.5, 10.0):
+            for seed in (1, 2):
+                rows.append(dict(d=d, signal_norm=norm, seed=seed, train_loss=0.4 + d / 1e4 + seed / 100,
+                                 test_loss=norm / 10, train_acc=1.0, test_acc=0.5 + norm / 20))
+    rows[0].update(status="diverged", train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan, regime=None)
+    rows[7].update(test_loss=np.nan)  # status ok but a non-finite metric: must be masked too
+    return frames.runs(rows)
+
+
+def test_cell_grid_masks_diverged_and_nan():
+    runs = heatmap_runs()
+    grid = figures.cell_grid(runs, "d", "signal_norm", "train_loss")
+    assert list(grid.x) == [250, 375, 500, 625] and list(grid.y) == [5.0, 7.5, 10.0]
+    assert grid.diverged[0, 0] and grid.diverged.sum() == 1 and grid.values.mask[0, 0]
+    assert np.isfinite(grid.values.compressed()).all() and grid.values.count() == 11
+    assert grid.values[1, 2] == pytest.approx(0.4 + 500 / 1e4 + 0.015)  # mean over seeds 1, 2
+    assert (grid.runs == 2).all()
+    test = figures.cell_grid(runs, "d", "signal_norm", "test_loss")
+    row7 = runs.iloc[7]
+    i, j = list(test.y).index(row7["signal_norm"]), list(test.x).index(row7["d"])
+    assert test.diverged[i, j] and test.values.mask[i, j] and test.diverged.sum() == 2
+
+
+@pytest.mark.parametrize("model", ["token", "encoder"])
+def test_loss_heatmap(tmp_path, model):
+    runs = heatmap_runs().assign(model=model)
+    figures.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model=model)
+    assert_rendered(tmp_path / "heat")
+
+
+def test_loss_heatmap_needs_runs(tmp_path):
+    with pytest.raises(ValueError):
+        figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
+
+
+def delayed_tables(nan_in_ok_run=False):
+    steps = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    run_rows, curve_rows = [], []
+    for seed in (1, 2, 3):
+        run_rows.append(dict(run_id=f"s{seed}", setting="delayed", seed=seed))
+        for k in steps:
+            fit = min(1.0, k / 50)
+            curve_rows.append(dict(run_id=f"s{seed}", step=k, train_loss=1 - fit / 2, test_loss=0.7, train_acc=0.8 + 0.2 * fit,
+                                   test_acc=min(1.0, 0.5 + k / 400 + seed / 100), train_acc_clean=1.0, train_acc_noisy=fit))
+    run_rows.append(dict(run_id="bad", setting="delayed", seed=4, status="diverged", regime=None))
+    curve_rows += [dict(run_id="bad", step=k, train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan,
+                        train_acc_clean=np.nan, train_acc_noisy=np.nan) for k in steps]
+    if nan_in_ok_run:
+        curve_rows[3]["test_acc"] = np.nan
+    return frames.runs(run_rows), frames.conform(curve_rows, schema.CURVES)
+
+
+def test_delayed_generalization(tmp_path):
+    runs, curves = delayed_tables()
+    figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+    assert_rendered(tmp_path / "delayed")
+
+
+def test_delayed_generalization_refuses_nan_in_ok_run(tmp_path):
+    runs, curves = delayed_tables(nan_in_ok_run=True)
+    with pytest.raises(ValueError, match="non-finite"):
+        figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+
+
+DATASETS = [
+    dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
+    dict(dataset="sst2", dataset_label="SST-2 (stands in for AG-news)", paper_dataset=None,
+         backbone="bert-base-uncased", num_classes=2),
+]
+
+
+def test_real_eta_heatmap(tmp_path):
+    rows = [dict(**ds, eta=round(eta, 2), train_loss=eta, test_loss=0.3 + eta)
+            for ds in DATASETS for eta in np.arange(0, 0.21, 0.01)]
+    rows[5].update(status="failed", train_loss=np.nan, test_loss=np.nan)
+    real = frames.real_runs(rows)
+    figures.real_eta_heatmap(real, tmp_path / "eta")
+    assert_rendered(tmp_path / "eta")
+    grid = figures.cell_grid(real.assign(eta=real["eta"].round(4)), "eta", "dataset", "train_loss",
+                             y_values=["mnist", "sst2"])
+    assert grid.diverged.sum() == 1 and grid.values.count() == 41
+
+
+def test_real_attention_dynamics(tmp_path):
+    run_rows, att_rows = [], []
+    for ds in DATASETS:
+        for n in (20, 200):
+            for eta in (0.0, 0.2):
+                for seed in (42, 314):
+                    run_id = f"{ds['dataset']}-{n}-{eta}-{seed}"
+                    run_rows.append(dict(**ds, run_id=run_id, n=n, eta=eta, seed=seed))
+                    att_rows += [dict(run_id=run_id, dataset=ds["dataset"], n=n, eta=eta, seed=seed, epoch=e,
+                                      train_loss=1 / e, max_attention=0.2 + 0.5 * (1 - 1 / e)) for e in range(1, 30)]
+    run_rows[0]["status"] = "failed"
+    for row in att_rows[:29]:
+        row["max_attention"] = np.nan
+    figures.real_attention_dynamics(frames.conform(att_rows, schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att")
+    assert_rendered(tmp_path / "att")

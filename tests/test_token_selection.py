@@ -1,0 +1,63 @@
+"""The reduced-space token-selection trainer against a dense float64 autograd reference."""
+
+import torch
+import torch.nn.functional as F
+from reference_models import token_model_dense
+
+from benign import synthetic
+from benign.token_selection import TokenSelectionBatch, init_W
+
+
+def _batch(norms, etas, rhos=None, lrs=None, **kw):
+    params = dict(n=10, T=4, d=30, sigma=1.0, n_test=20, seed=3)
+    params.update(kw)
+    B = len(norms)
+    return TokenSelectionBatch(
+        **params, signal_norms=norms, rhos=rhos or [0.1] * B, etas=etas, lrs=lrs or [0.05] * B, dtype=torch.float64
+    )
+
+
+def test_matches_dense_reference_losses_and_parameters():
+    steps, lr = 40, 0.05
+    model = _batch([5.0, 7.0], [0.2, 0.0])
+    cfg = synthetic.SyntheticConfig(n=10, T=4, d=30, n_test=20, signal_norm=5.0, eta=0.2, seed=3)
+    history, W_ref, p_ref = token_model_dense(synthetic.generate(cfg), init_W(30, 3), lr, steps)
+    for k in range(steps + 1):
+        f, att = model.outputs_train()
+        loss = F.softplus(-model.y[0] * f[0]).mean().item()
+        test_loss = F.softplus(-model.y_test * model.outputs_test()[0]).mean().item()
+        ref_loss, ref_test, ref_att = history[k]
+        assert abs(loss - ref_loss) <= 1e-6 * abs(ref_loss)
+        assert abs(test_loss - ref_test) <= 1e-6 * abs(ref_test)
+        assert torch.allclose(att[0], ref_att, rtol=1e-6, atol=1e-12)
+        if k < steps:
+            model.step()
+    W, p = model.parameters(0)
+    assert torch.allclose(W, W_ref, rtol=1e-6, atol=1e-12)
+    assert torch.allclose(p, p_ref, rtol=1e-6, atol=1e-12)
+    assert p.abs().max() > 1e-3  # the check is not vacuous: p moved away from 0
+
+
+def test_softmax_rows_sum_to_one():
+    model = _batch([5.0], [0.2])
+    for _ in range(5):
+        model.step()
+    _, att = model.outputs_train()
+    assert torch.allclose(att.sum(-1), torch.ones_like(att.sum(-1)))
+
+
+def test_batched_equals_one_by_one():
+    norms, etas, rhos, lrs = [2.0, 5.0, 9.0], [0.2, 0.0, 0.4], [0.1, 0.3, 0.2], [0.05, 0.1, 0.02]
+    together = _batch(norms, etas, rhos, lrs)
+    alone = [_batch([m], [e], [r], [lr]) for m, e, r, lr in zip(norms, etas, rhos, lrs)]
+    for _ in range(15):
+        together.step()
+        for a in alone:
+            a.step()
+    f, att = together.outputs_train()
+    ft = together.outputs_test()
+    for b, a in enumerate(alone):
+        fa, atta = a.outputs_train()
+        assert torch.allclose(f[b], fa[0], rtol=1e-10, atol=1e-13)
+        assert torch.allclose(att[b], atta[0], rtol=1e-10, atol=1e-13)
+        assert torch.allclose(ft[b], a.outputs_test()[0], rtol=1e-10, atol=1e-13)

@@ -1,0 +1,73 @@
+"""The trainer's records: schema, log schedule, clean/noisy accuracy, divergence."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+from reference_models import token_model_dense
+
+from benign import synthetic
+from benign.schema import ATTENTION, CURVES, RUNS, to_table
+from benign.token_selection import init_W
+from benign.trainer import RunSpec, log_steps, train_runs
+
+SMALL = dict(n=10, T=4, d=30, n_test=20, steps=40, lr=0.05, seed=3)
+
+
+def test_log_steps():
+    assert log_steps(100, every=25) == [0, 25, 50, 75, 100]
+    assert log_steps(100) == [0, 100]
+    pts = log_steps(10000, points=5)
+    assert pts[0] == 0 and pts[-1] == 10000 and pts == sorted(set(pts)) and pts[2] == 10
+
+
+def test_frames_conform_and_match_reference():
+    specs = [RunSpec(**SMALL, signal_norm=m, log_every=10, record_attention=(m == 5.0), setting="x") for m in (5.0, 7.0)]
+    runs, curves, attention = train_runs(specs, device="cpu")
+    for df, schema in ((runs, RUNS), (curves, CURVES), (attention, ATTENTION)):
+        to_table(df, schema)  # raises if a column is missing or mistyped
+    history, _, _ = token_model_dense(synthetic.generate(synthetic.SyntheticConfig(**{k: SMALL[k] for k in ("n", "T", "d", "n_test", "seed")}, signal_norm=5.0)), init_W(30, 3), 0.05, 40)
+    row = runs[runs.signal_norm == 5.0].iloc[0]
+    assert math.isclose(row.train_loss, history[-1][0], rel_tol=1e-9)
+    assert math.isclose(row.test_loss, history[-1][1], rel_tol=1e-9)
+    assert sorted(curves[curves.run_id == row.run_id].step) == [0, 10, 20, 30, 40]
+    assert set(attention.run_id) == {row.run_id}  # only the run that asked for it
+    sums = attention.groupby(["step", "sample"]).probability.sum()
+    assert np.allclose(sums, 1.0)
+    assert row.status == "ok" and row.regime in ("benign", "harmful", "not_overfitting")
+
+
+def test_clean_and_noisy_accuracy_split():
+    spec = RunSpec(**SMALL, signal_norm=5.0, eta=0.2)
+    runs, _, _ = train_runs([spec], device="cpu")
+    row = runs.iloc[0]
+    n_noisy = row.n_noisy
+    assert n_noisy == 2
+    expected = ((1 - 0.2) * row.train_acc_clean + 0.2 * row.train_acc_noisy)
+    assert math.isclose(row.train_acc, expected)
+
+
+def test_diverging_run_is_marked_and_others_go_on():
+    enc = {**SMALL, "steps": 30, "model": "encoder", "mlp_dim": 8, "d": 8}
+    specs = [RunSpec(**{**enc, "lr": 1e30}, signal_norm=5.0), RunSpec(**enc, signal_norm=6.0)]
+    runs, _, _ = train_runs(specs, device="cpu")
+    bad, good = runs.iloc[0], runs.iloc[1]
+    assert bad.status == "diverged" and math.isnan(bad.train_loss) and pd.isna(bad.regime)
+    assert good.status == "ok" and math.isfinite(good.train_loss)
+
+
+def test_same_seed_same_numbers():
+    spec = RunSpec(**{**SMALL, "model": "encoder", "mlp_dim": 8, "d": 8}, signal_norm=5.0)
+    a, _, _ = train_runs([spec], device="cpu")
+    b, _, _ = train_runs([spec], device="cpu")
+    cols = ["train_loss", "test_loss", "train_acc", "test_acc"]
+    assert a[cols].equals(b[cols])
+
+
+@pytest.mark.parametrize("bad", [{"model": "mlp"}, {"lr": 0.0}, {"steps": 0}, {"T": 2}, {"model": "encoder"}])
+def test_runspec_refuses_bad_values(bad):
+    with pytest.raises(ValueError):
+        RunSpec(**bad)

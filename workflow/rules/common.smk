@@ -1,0 +1,59 @@
+"""Imports, config validation and input functions. Torch-free: every cluster job re-parses this."""
+
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir)))  # the library, also when not pip-installed
+from benign import config as bc
+
+
+validate(config, "../schemas/config.schema.yaml")
+try:
+    SYN_JOBS = bc.synthetic_jobs(config)
+    for message in bc.warnings(config):
+        logger.warning(f"config warning: {message}")
+except bc.ConfigError as err:
+    raise WorkflowError(f"invalid configuration: {err}") from None
+
+SYN = config["synthetic"]
+SYNTHETIC_CODE = bc.fingerprint(*bc.SYNTHETIC_SOURCES)
+PROJECTION_CODE = bc.fingerprint("synthetic.py", "label_noise.py", "token_projection.py")
+FIGURES_CODE = bc.fingerprint("figures.py", "tables.py", "theory.py", "schema.py")
+MODELS = ["token", "encoder"]
+SYN_TABLES = ["runs", "curves", "attention"]
+
+wildcard_constraints:
+    job="|".join(SYN_JOBS),
+    model="|".join(MODELS),
+    softmax_dynamics="(encoder_)?softmax_dynamics",
+    loss_heatmap="(encoder_)?loss_heatmap",
+
+
+def model_of(artifact):
+    """Encoder artifacts are named encoder_*; the rest show the token-selection model."""
+    return "encoder" if artifact.startswith("encoder_") else "token"
+
+
+def jobs_of(model):
+    return [job for job in SYN_JOBS if job.startswith(f"{model}_")]
+
+
+def figure(name):
+    return multiext(f"results/figures/{name}", ".png", ".pdf")
+
+
+def all_outputs():
+    names = [
+        "token_projection",
+        "softmax_dynamics",
+        "loss_heatmap",
+        "encoder_softmax_dynamics",
+        "encoder_loss_heatmap",
+        "delayed_generalization",
+    ]
+    out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
+    out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
+    return out

@@ -1,0 +1,79 @@
+"""Render every synthetic artifact: one rule per figure or table, PNG + PDF (CSV + Markdown)."""
+
+
+rule figure_token_projection:
+    input:
+        "results/synthetic/token_projection.parquet",
+    output:
+        png=report("results/figures/token_projection.png", caption="../report/token_projection.rst", category="Synthetic"),
+        pdf="results/figures/token_projection.pdf",
+    params:
+        projection=SYN["projection"],
+        code=FIGURES_CODE,
+    log:
+        "logs/figures/token_projection.log",
+    script:
+        "../scripts/figure_token_projection.py"
+
+
+rule figure_softmax_dynamics:
+    input:
+        runs=lambda wc: f"results/synthetic/{model_of(wc.softmax_dynamics)}/runs.parquet",
+        attention=lambda wc: f"results/synthetic/{model_of(wc.softmax_dynamics)}/attention.parquet",
+    output:
+        png=report("results/figures/{softmax_dynamics}.png", caption="../report/softmax_dynamics.rst", category="Synthetic"),
+        pdf="results/figures/{softmax_dynamics}.pdf",
+    params:
+        model=lambda wc: model_of(wc.softmax_dynamics),
+        code=FIGURES_CODE,
+    log:
+        "logs/figures/{softmax_dynamics}.log",
+    script:
+        "../scripts/figure_softmax_dynamics.py"
+
+
+rule figure_loss_heatmap:
+    input:
+        runs=lambda wc: f"results/synthetic/{model_of(wc.loss_heatmap)}/runs.parquet",
+    output:
+        png=report("results/figures/{loss_heatmap}.png", caption="../report/loss_heatmap.rst", category="Synthetic"),
+        pdf="results/figures/{loss_heatmap}.pdf",
+    params:
+        model=lambda wc: model_of(wc.loss_heatmap),
+        boundaries=SYN["boundaries"],
+        code=FIGURES_CODE,
+    log:
+        "logs/figures/{loss_heatmap}.log",
+    script:
+        "../scripts/figure_loss_heatmap.py"
+
+
+rule figure_delayed_generalization:
+    input:
+        runs="results/synthetic/token/runs.parquet",
+        curves="results/synthetic/token/curves.parquet",
+    output:
+        png=report("results/figures/delayed_generalization.png", caption="../report/delayed_generalization.rst", category="Synthetic"),
+        pdf="results/figures/delayed_generalization.pdf",
+    params:
+        test_threshold=SYN["regime"]["test_threshold"],
+        code=FIGURES_CODE,
+    log:
+        "logs/figures/delayed_generalization.log",
+    script:
+        "../scripts/figure_delayed_generalization.py"
+
+
+rule table_synthetic_regimes:
+    input:
+        runs=expand("results/synthetic/{model}/runs.parquet", model=MODELS),
+    output:
+        csv=report("results/tables/synthetic_regimes.csv", caption="../report/synthetic_regimes.rst", category="Tables"),
+        md="results/tables/synthetic_regimes.md",
+    params:
+        regime=SYN["regime"],
+        code=FIGURES_CODE,
+    log:
+        "logs/tables/synthetic_regimes.log",
+    script:
+        "../scripts/table_synthetic_regimes.py"

@@ -1,0 +1,50 @@
+"""Synthetic half: train the token-selection model and the one-layer encoder, aggregate."""
+
+
+rule train_synthetic:
+    """One job trains many runs (a chunk of a sweep, or the named settings) as one batched program."""
+    output:
+        runs="results/synthetic/jobs/{job}/runs.parquet",
+        curves="results/synthetic/jobs/{job}/curves.parquet",
+        attention="results/synthetic/jobs/{job}/attention.parquet",
+    params:
+        runs=lambda wc: SYN_JOBS[wc.job],
+        code=SYNTHETIC_CODE,
+    log:
+        "logs/synthetic/train_{job}.log",
+    resources:
+        gpu=1,
+    script:
+        "../scripts/train_synthetic.py"
+
+
+rule aggregate_synthetic:
+    """Concatenate one model's job tables; assign regimes with the configured thresholds."""
+    input:
+        runs=lambda wc: expand("results/synthetic/jobs/{job}/runs.parquet", job=jobs_of(wc.model)),
+        curves=lambda wc: expand("results/synthetic/jobs/{job}/curves.parquet", job=jobs_of(wc.model)),
+        attention=lambda wc: expand("results/synthetic/jobs/{job}/attention.parquet", job=jobs_of(wc.model)),
+    output:
+        runs="results/synthetic/{model}/runs.parquet",
+        curves="results/synthetic/{model}/curves.parquet",
+        attention="results/synthetic/{model}/attention.parquet",
+    params:
+        regime=SYN["regime"],
+        code=FIGURES_CODE,
+    log:
+        "logs/synthetic/aggregate_{model}.log",
+    script:
+        "../scripts/aggregate_synthetic.py"
+
+
+rule token_projection_points:
+    """Figure 1's data: the token each input selects under a hand-set query (no training)."""
+    output:
+        "results/synthetic/token_projection.parquet",
+    params:
+        projection=SYN["projection"],
+        code=PROJECTION_CODE,
+    log:
+        "logs/synthetic/token_projection.log",
+    script:
+        "../scripts/token_projection.py"

@@ -1,0 +1,13 @@
+"""Rule figure_loss_heatmap: paper Figures 3 (token model) and 5 (encoder)."""
+
+from benign import figures
+from benign.io import log_to
+from benign.schema import RUNS, read_parquet
+
+log_to(snakemake.log[0])
+figures.loss_heatmap(
+    read_parquet(snakemake.input.runs, RUNS),
+    snakemake.output.png.removesuffix(".png"),
+    model=snakemake.params.model,
+    **snakemake.params.boundaries,
+)

@@ -1,0 +1,13 @@
+"""Rule figure_softmax_dynamics: paper Figures 2 (token model) and 4 (encoder)."""
+
+from benign import figures
+from benign.io import log_to
+from benign.schema import ATTENTION, RUNS, read_parquet
+
+log_to(snakemake.log[0])
+figures.softmax_dynamics(
+    read_parquet(snakemake.input.runs, RUNS),
+    read_parquet(snakemake.input.attention, ATTENTION),
+    snakemake.output.png.removesuffix(".png"),
+    model=snakemake.params.model,
+)
