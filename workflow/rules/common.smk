@@ -6,9 +6,10 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-sys.path.insert(0, str(Path(workflow.basedir)))  # the library, also when not pip-installed
+sys.path.insert(
+    0, str(Path(workflow.basedir))
+)  # the library, also when not pip-installed
 from benign import config as bc
-
 
 validate(config, "../schemas/config.schema.yaml")
 try:
@@ -20,10 +21,13 @@ except bc.ConfigError as err:
 
 SYN = config["synthetic"]
 SYNTHETIC_CODE = bc.fingerprint(*bc.SYNTHETIC_SOURCES)
-PROJECTION_CODE = bc.fingerprint("synthetic.py", "label_noise.py", "token_projection.py")
+PROJECTION_CODE = bc.fingerprint(
+    "synthetic.py", "label_noise.py", "token_projection.py"
+)
 FIGURES_CODE = bc.fingerprint("figures.py", "tables.py", "theory.py", "schema.py")
 MODELS = ["token", "encoder"]
 SYN_TABLES = ["runs", "curves", "attention"]
+
 
 wildcard_constraints:
     job="|".join(SYN_JOBS),

@@ -5,13 +5,19 @@ rule figure_token_projection:
     input:
         "results/synthetic/token_projection.parquet",
     output:
-        png=report("results/figures/token_projection.png", caption="../report/token_projection.rst", category="Synthetic"),
+        png=report(
+            "results/figures/token_projection.png",
+            caption="../report/token_projection.rst",
+            category="Synthetic",
+        ),
         pdf="results/figures/token_projection.pdf",
+    log:
+        "logs/figures/token_projection.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         projection=SYN["projection"],
         code=FIGURES_CODE,
-    log:
-        "logs/figures/token_projection.log",
     script:
         "../scripts/figure_token_projection.py"
 
@@ -21,13 +27,19 @@ rule figure_softmax_dynamics:
         runs=lambda wc: f"results/synthetic/{model_of(wc.softmax_dynamics)}/runs.parquet",
         attention=lambda wc: f"results/synthetic/{model_of(wc.softmax_dynamics)}/attention.parquet",
     output:
-        png=report("results/figures/{softmax_dynamics}.png", caption="../report/softmax_dynamics.rst", category="Synthetic"),
+        png=report(
+            "results/figures/{softmax_dynamics}.png",
+            caption="../report/softmax_dynamics.rst",
+            category="Synthetic",
+        ),
         pdf="results/figures/{softmax_dynamics}.pdf",
+    log:
+        "logs/figures/{softmax_dynamics}.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         model=lambda wc: model_of(wc.softmax_dynamics),
         code=FIGURES_CODE,
-    log:
-        "logs/figures/{softmax_dynamics}.log",
     script:
         "../scripts/figure_softmax_dynamics.py"
 
@@ -36,14 +48,20 @@ rule figure_loss_heatmap:
     input:
         runs=lambda wc: f"results/synthetic/{model_of(wc.loss_heatmap)}/runs.parquet",
     output:
-        png=report("results/figures/{loss_heatmap}.png", caption="../report/loss_heatmap.rst", category="Synthetic"),
+        png=report(
+            "results/figures/{loss_heatmap}.png",
+            caption="../report/loss_heatmap.rst",
+            category="Synthetic",
+        ),
         pdf="results/figures/{loss_heatmap}.pdf",
+    log:
+        "logs/figures/{loss_heatmap}.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         model=lambda wc: model_of(wc.loss_heatmap),
         boundaries=SYN["boundaries"],
         code=FIGURES_CODE,
-    log:
-        "logs/figures/{loss_heatmap}.log",
     script:
         "../scripts/figure_loss_heatmap.py"
 
@@ -53,13 +71,19 @@ rule figure_delayed_generalization:
         runs="results/synthetic/token/runs.parquet",
         curves="results/synthetic/token/curves.parquet",
     output:
-        png=report("results/figures/delayed_generalization.png", caption="../report/delayed_generalization.rst", category="Synthetic"),
+        png=report(
+            "results/figures/delayed_generalization.png",
+            caption="../report/delayed_generalization.rst",
+            category="Synthetic",
+        ),
         pdf="results/figures/delayed_generalization.pdf",
+    log:
+        "logs/figures/delayed_generalization.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         test_threshold=SYN["regime"]["test_threshold"],
         code=FIGURES_CODE,
-    log:
-        "logs/figures/delayed_generalization.log",
     script:
         "../scripts/figure_delayed_generalization.py"
 
@@ -68,12 +92,18 @@ rule table_synthetic_regimes:
     input:
         runs=expand("results/synthetic/{model}/runs.parquet", model=MODELS),
     output:
-        csv=report("results/tables/synthetic_regimes.csv", caption="../report/synthetic_regimes.rst", category="Tables"),
+        csv=report(
+            "results/tables/synthetic_regimes.csv",
+            caption="../report/synthetic_regimes.rst",
+            category="Tables",
+        ),
         md="results/tables/synthetic_regimes.md",
+    log:
+        "logs/tables/synthetic_regimes.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
         code=FIGURES_CODE,
-    log:
-        "logs/tables/synthetic_regimes.log",
     script:
         "../scripts/table_synthetic_regimes.py"

@@ -7,13 +7,15 @@ rule train_synthetic:
         runs="results/synthetic/jobs/{job}/runs.parquet",
         curves="results/synthetic/jobs/{job}/curves.parquet",
         attention="results/synthetic/jobs/{job}/attention.parquet",
+    log:
+        "logs/synthetic/train_{job}.log",
+    conda:
+        "../envs/benign.yaml"
+    resources:
+        gpu=1,
     params:
         runs=lambda wc: SYN_JOBS[wc.job],
         code=SYNTHETIC_CODE,
-    log:
-        "logs/synthetic/train_{job}.log",
-    resources:
-        gpu=1,
     script:
         "../scripts/train_synthetic.py"
 
@@ -21,18 +23,26 @@ rule train_synthetic:
 rule aggregate_synthetic:
     """Concatenate one model's job tables; assign regimes with the configured thresholds."""
     input:
-        runs=lambda wc: expand("results/synthetic/jobs/{job}/runs.parquet", job=jobs_of(wc.model)),
-        curves=lambda wc: expand("results/synthetic/jobs/{job}/curves.parquet", job=jobs_of(wc.model)),
-        attention=lambda wc: expand("results/synthetic/jobs/{job}/attention.parquet", job=jobs_of(wc.model)),
+        runs=lambda wc: expand(
+            "results/synthetic/jobs/{job}/runs.parquet", job=jobs_of(wc.model)
+        ),
+        curves=lambda wc: expand(
+            "results/synthetic/jobs/{job}/curves.parquet", job=jobs_of(wc.model)
+        ),
+        attention=lambda wc: expand(
+            "results/synthetic/jobs/{job}/attention.parquet", job=jobs_of(wc.model)
+        ),
     output:
         runs="results/synthetic/{model}/runs.parquet",
         curves="results/synthetic/{model}/curves.parquet",
         attention="results/synthetic/{model}/attention.parquet",
+    log:
+        "logs/synthetic/aggregate_{model}.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
         code=FIGURES_CODE,
-    log:
-        "logs/synthetic/aggregate_{model}.log",
     script:
         "../scripts/aggregate_synthetic.py"
 
@@ -41,10 +51,12 @@ rule token_projection_points:
     """Figure 1's data: the token each input selects under a hand-set query (no training)."""
     output:
         "results/synthetic/token_projection.parquet",
+    log:
+        "logs/synthetic/token_projection.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         projection=SYN["projection"],
         code=PROJECTION_CODE,
-    log:
-        "logs/synthetic/token_projection.log",
     script:
         "../scripts/token_projection.py"
