@@ -120,10 +120,12 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         mcfg = syn[model]
         base = _base(cfg, model)
         runs = []
+        if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
+            raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")
         for name in NAMED_SETTINGS:
-            for seed in syn["seeds"]:
+            for seed in mcfg["seeds"]:
                 runs.append({**base, **mcfg["settings"][name], "seed": seed, "setting": name,
-                             "log_every": syn["log_every"], "record_attention": True})  # fmt: skip
+                             "log_every": mcfg.get("log_every", 10), "record_attention": True})  # fmt: skip
         jobs[f"{model}_settings"] = runs
         delayed = mcfg.get("delayed")
         if delayed:
@@ -138,7 +140,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         seeds = hm["seeds"]
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"synthetic.{model}.heatmap.seeds has duplicates: {seeds}")
-        per_job = hm["d_per_job"]
+        per_job = hm.get("d_per_job", 1)
         for k in range(0, len(ds), per_job):
             jobs[f"{model}_heatmap_{k // per_job:02d}"] = [
                 {**base, "d": d, "signal_norm": m, "seed": seed, "setting": "heatmap"}
@@ -146,8 +148,6 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 for seed in seeds
                 for m in norms
             ]
-    if len(set(syn["seeds"])) != len(syn["seeds"]):
-        raise ConfigError(f"synthetic.seeds has duplicates: {syn['seeds']}")
     for job, runs in jobs.items():
         for i, run in enumerate(runs):
             check_run(run, f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})")

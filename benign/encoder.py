@@ -70,14 +70,15 @@ def cls_forward(P: dict[str, torch.Tensor], X: torch.Tensor) -> tuple[torch.Tens
     kq = torch.bmm(P["Wk"], q0.unsqueeze(-1)).squeeze(-1)  # W_k q0: scores are a_j . kq
     scale = 1.0 / math.sqrt(d)
     s_cls = (a_cls * kq).sum(-1, keepdim=True) * scale  # (B, 1)
-    s_tok = torch.einsum("bntd,bd->bnt", a_tok, kq) * scale  # (B, n, T)
+    s_tok = torch.bmm(a_tok.reshape(B, n * T, d), kq.unsqueeze(-1)).view(B, n, T) * scale
     att = torch.softmax(torch.cat([s_cls.unsqueeze(1).expand(B, n, 1), s_tok], dim=-1), dim=-1)
-    mix = att[..., :1] * a_cls.unsqueeze(1) + torch.einsum("bnt,bntd->bnd", att[..., 1:], a_tok)
+    mix_tok = torch.bmm(att[..., 1:].reshape(B * n, 1, T), a_tok.reshape(B * n, T, d)).view(B, n, d)
+    mix = att[..., :1] * a_cls.unsqueeze(1) + mix_tok
     h = P["cls"].unsqueeze(1) + torch.bmm(mix, P["Wv"])  # (B, n, d)
     m = F.layer_norm(h, (d,)) * P["ln2_w"][:, None] + P["ln2_b"][:, None]
     h = h + torch.bmm(F.gelu(torch.bmm(m, P["W1"]) + P["b1"][:, None]), P["W2"]) + P["b2"][:, None]
     out = F.layer_norm(h, (d,)) * P["lnf_w"][:, None] + P["lnf_b"][:, None]
-    f = (out * P["head_w"][:, None]).sum(-1) + P["head_b"][:, None]
+    f = torch.bmm(out, P["head_w"].unsqueeze(-1)).squeeze(-1) + P["head_b"][:, None]
     return f, att
 
 
@@ -147,8 +148,12 @@ class EncoderBatch:
         loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses
         grads = torch.autograd.grad(loss, list(self.P.values()))
         with torch.no_grad():
+            uniform = bool((self.lr == self.lr[0]).all())
             for p, g in zip(self.P.values(), grads):
-                p -= self.lr.view(-1, *([1] * (p.dim() - 1))) * g
+                if uniform:  # in place, no temporaries
+                    p.sub_(g, alpha=float(self.lr[0]))
+                else:
+                    p.sub_(self.lr.view(-1, *([1] * (p.dim() - 1))) * g)
         return f.detach(), att.detach()
 
     def parameters(self, b: int) -> dict[str, torch.Tensor]:

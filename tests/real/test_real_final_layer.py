@@ -30,9 +30,9 @@ def both_paths(kind: str):
     inputs = tiny_inputs(kind, torch.float64)
     hidden = layer_input(model, inputs)
     block = FinalBlock.from_backbone(model)
-    for module_pair in zip(find_query_key(model), (block.query, block.key)):
-        for i, linear in enumerate(module_pair):
-            reinit_linear(linear, torch.Generator().manual_seed(11 + len(module_pair[0].weight) + i * 0))
+    for seed, pair in enumerate(zip(find_query_key(model), (block.query, block.key))):
+        for linear in pair:
+            reinit_linear(linear, torch.Generator().manual_seed(seed))
     head = make_head(32, 3, backbone_pooler(model), 0.02, torch.Generator().manual_seed(5)).double()
     mask = inputs["attention_mask"].bool() if "attention_mask" in inputs else None
     return model, block, head, inputs, hidden, mask
@@ -55,18 +55,19 @@ def test_cached_path_equals_full_model(kind):
     cached = torch.autograd.grad(
         F.cross_entropy(logits, labels), [block.query.weight, block.query.bias, block.key.weight, block.key.bias], allow_unused=True
     )
+    scale = max(g.abs().max().item() for g in full)
+    assert scale > 0
     for name, g_full, g_cached in zip(["query.weight", "query.bias", "key.weight", "key.bias"], full, cached):
         g_cached = torch.zeros_like(g_full) if g_cached is None else g_cached  # the key bias has no effect
-        scale = max(g_full.abs().max().item(), 1e-12)
-        assert (g_cached - g_full).abs().max().item() <= 1e-5 * scale + 1e-12, name
-    assert full[0].abs().max() > 0
+        assert (g_cached - g_full).abs().max().item() <= 1e-5 * scale, name
 
 
 @pytest.mark.parametrize("kind", FAMILIES)
 def test_original_weights_reproduce_the_backbone_output(kind):
     model = tiny_model(kind).double()
     inputs = tiny_inputs(kind, torch.float64)
-    out, _ = FinalBlock.from_backbone(model)(layer_input(model, inputs), inputs.get("attention_mask", torch.ones(1)).bool() if kind == "bert" else None)
+    mask = inputs["attention_mask"].bool() if "attention_mask" in inputs else None
+    out, _ = FinalBlock.from_backbone(model)(layer_input(model, inputs), mask)
     with torch.no_grad():
         expected = model(**inputs).last_hidden_state[:, 0]
     torch.testing.assert_close(out.detach(), expected, rtol=1e-6, atol=1e-7)
@@ -81,12 +82,14 @@ def test_layouts_are_detected():
 
 def test_dropping_all_padding_columns_is_exact():
     _, block, _, _, hidden, mask = both_paths("bert")
+    hidden, mask = hidden[1:], mask[1:]  # 5 and 2 real tokens of 9
     out, attention = block(hidden, mask)
     short_hidden, short_mask = drop_padding(hidden, mask)
-    assert short_hidden.shape[1] == 9 and short_mask.all(0).logical_not().sum() == 4  # rows 1, 2 keep pads up to 9
-    short_out, short_attention = block(short_hidden[:2, :5], short_mask[:2, :5])
-    torch.testing.assert_close(short_out[1], out[1])
-    torch.testing.assert_close(short_attention[1], attention[1, :, :5])
+    assert short_hidden.shape[1] == 5
+    short_out, short_attention = block(short_hidden, short_mask)
+    torch.testing.assert_close(short_out, out, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(short_attention, attention[:, :, :5], rtol=1e-12, atol=1e-12)
+    assert (attention[:, :, 5:] == 0).all()
 
 
 @pytest.mark.parametrize("kind", FAMILIES)

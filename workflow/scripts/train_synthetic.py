@@ -1,10 +1,13 @@
 """Rule train_synthetic: train one job's runs, write the three metrics tables."""
 
+import torch
+
 from benign.io import log_to
 from benign.schema import ATTENTION, CURVES, RUNS, write_parquet
 from benign.trainer import RunSpec, train_runs
 
 log_to(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
 runs, curves, attention = train_runs([RunSpec(**run) for run in snakemake.params.runs], code_version=snakemake.params.code)
 write_parquet(runs, RUNS, snakemake.output.runs)
 write_parquet(curves, CURVES, snakemake.output.curves)

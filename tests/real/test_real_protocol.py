@@ -1,0 +1,101 @@
+"""The real-data protocol end to end on tiny random backbones: fetch, features, both phases, frames."""
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+from benign.real import compute_features, fetch_dataset, finetune_pool, load_features, run_cell, split_indices
+from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
+
+TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
+IMAGE_ENTRY = dict(name="tiny_images", label="tiny images", paper_dataset="MNIST", modality="image", classes=["a", "b", "c"], pretrain_size=6)
+
+
+def test_split_is_disjoint_seeded_and_nested_across_n():
+    pre, fine = split_indices(100, 30, 20, seed=42)
+    assert len(pre) == 30 and len(fine) == 20 and not set(pre.tolist()) & set(fine.tolist())
+    pre_small, fine_small = split_indices(100, 30, 10, seed=42)
+    assert torch.equal(pre, pre_small) and torch.equal(fine[:10], fine_small)
+    assert not torch.equal(split_indices(100, 30, 20, seed=314)[1], fine)
+    with pytest.raises(ValueError, match="exceeds"):
+        split_indices(100, 90, 20, seed=42)
+
+
+def test_finetune_pool_covers_every_seed_and_n():
+    pool = set(finetune_pool(100, 30, 20, [42, 314]))
+    for seed in (42, 314):
+        for n in (5, 20):
+            assert set(split_indices(100, 30, n, seed)[1].tolist()) <= pool
+
+
+@pytest.fixture(scope="module")
+def features(fixtures, tiny_backbones, tmp_path_factory):
+    """Feature caches of the tiny text and image data sets; the text one keeps only the fine-tuning pool."""
+    root = tmp_path_factory.mktemp("real")
+    text = dict(TEXT_ENTRY, source={"kind": "folder", "path": str(fixtures / "folder_text")})
+    image = dict(IMAGE_ENTRY, source={"kind": "folder", "path": str(fixtures / "folder_image")})
+    fetch_dataset(text, root / "text")
+    fetch_dataset(image, root / "image")
+    pool = finetune_pool(12, 6, 4, [42])
+    return {
+        "text": (text, compute_features(tiny_backbones["text"], root / "text", root / "text.safetensors", train_rows=pool)),
+        "image": (image, compute_features(tiny_backbones["image"], root / "image", root / "image.safetensors")),
+    }
+
+
+def test_cache_holds_what_training_needs(features):
+    cache = load_features(features["text"][1])
+    assert cache.train_pooled.shape == (12, 32) and cache.test_pooled.shape == (6, 32)
+    assert cache.train_rows.tolist() == finetune_pool(12, 6, 4, [42])
+    hidden, mask = cache.train_hidden(cache.train_rows[:2])
+    assert hidden.shape == (2, 10, 32) and mask.dtype == torch.bool
+    assert cache.meta["backbone_spec"]["name"] == "tinybert" and cache.pooler_state is not None
+    with pytest.raises(ValueError, match="finetune_pool"):
+        cache.train_hidden(torch.tensor([int(r) for r in range(12) if r not in cache.train_rows.tolist()][:1]))
+
+
+@pytest.mark.parametrize("modality", ["image", "text"])
+def test_cached_block_reproduces_the_pooled_features(features, modality):
+    cache = load_features(features[modality][1])
+    hidden, mask = cache.test_hidden()
+    with torch.no_grad():
+        out, _ = cache.block()(hidden, mask)
+    torch.testing.assert_close(out, cache.test_pooled, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("modality", ["image", "text"])
+def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
+    entry, path = features[modality]
+    etas = [0.0, 0.5]
+    with caplog.at_level(logging.INFO, logger="benign.real"):
+        runs, attention = run_cell(path, entry, n=4, etas=etas, seed=42, pretrain_epochs=3, finetune_epochs=4, log_every=2, code_version="abc")
+    write_parquet(runs, REAL_RUNS, tmp_path / "runs.parquet")
+    write_parquet(attention, REAL_ATTENTION, tmp_path / "attention.parquet")
+    runs = read_parquet(tmp_path / "runs.parquet", REAL_RUNS)
+    attention = read_parquet(tmp_path / "attention.parquet", REAL_ATTENTION)
+
+    assert runs["eta"].tolist() == etas and (runs["status"] == "ok").all()
+    assert runs["baseline_acc"].nunique() == 1 and runs["code_version"].eq("abc").all()
+    assert runs["dataset_label"].eq(entry["label"]).all() and runs["device"].eq("cpu").all()
+    numbers = runs[["baseline_acc", "train_loss_last_epoch", "train_loss", "train_acc", "test_loss", "test_acc", "wall_time_s"]]
+    assert np.isfinite(numbers.to_numpy()).all()
+    assert len(attention) == len(etas) * 4 and attention.groupby("run_id")["epoch"].apply(list).eq([[1, 2, 3, 4]] * 2).all()
+    assert attention["max_attention"].between(0, 1).all()
+    assert (attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()).all()
+    assert "phase 2 eta=0.500 epoch 4/4 loss" in caplog.text and "elapsed" in caplog.text
+
+
+def test_run_cell_is_deterministic(features):
+    entry, path = features["image"]
+    a, att_a = run_cell(path, entry, n=4, etas=[0.5], seed=7, pretrain_epochs=2, finetune_epochs=2)
+    b, att_b = run_cell(path, entry, n=4, etas=[0.5], seed=7, pretrain_epochs=2, finetune_epochs=2)
+    columns = ["baseline_acc", "train_loss", "test_loss", "train_acc", "test_acc"]
+    assert a[columns].equals(b[columns]) and att_a["max_attention"].equals(att_b["max_attention"])
+
+
+def test_run_cell_refuses_a_cache_of_another_data_set(features):
+    entry, path = features["image"]
+    with pytest.raises(ValueError, match="holds features of 'tiny_images'"):
+        run_cell(path, dict(entry, name="other"), n=4, etas=[0.0], seed=42, pretrain_epochs=1, finetune_epochs=1)
