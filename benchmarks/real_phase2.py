@@ -28,7 +28,8 @@ from benign.io import write_json
 from benign.real.backbones import find_query_key, load_backbone, reinit_linear
 from benign.real.datasets import fetch_dataset, load_dataset
 from benign.real.features import compute_features, load_features
-from benign.real.final_layer import FinalBlock, backbone_pooler, drop_padding, full_forward, make_head
+from benign.real.final_layer import backbone_pooler, drop_padding, full_forward, make_head
+from benign.real.protocol import block_forward
 from benign.real.trainer import TrainConfig, train
 
 BACKBONE = {"name": "minilm", "kind": "gt_minilm", "max_length": 128}
@@ -43,7 +44,14 @@ FULL_EPOCHS_TARGET = 2000
 
 def timed_training(params, forward, labels, epochs: int, seed: int):
     start = time.perf_counter()
-    history = train(params, forward, labels, TrainConfig(epochs=epochs, log_every=10**9), torch.Generator().manual_seed(seed), "bench")
+    history = train(
+        params,
+        forward,
+        labels,
+        TrainConfig(epochs=epochs, log_every=10**9),
+        torch.Generator().manual_seed(seed),
+        "bench",
+    )
     return history, (time.perf_counter() - start) / epochs
 
 
@@ -70,7 +78,11 @@ def main() -> None:
         backbone = load_backbone(BACKBONE)
         model = backbone.model.to(device).requires_grad_(False)
         block = cache.block().to(device).requires_grad_(False)
-        head = make_head(384, 2, backbone_pooler(model), 0.02, torch.Generator().manual_seed(0)).to(device).requires_grad_(False)
+        head = (
+            make_head(384, 2, backbone_pooler(model), 0.02, torch.Generator().manual_seed(0))
+            .to(device)
+            .requires_grad_(False)
+        )
         full_qk = find_query_key(model)
         for seed, pair in enumerate(zip(full_qk, (block.query, block.key))):
             for linear in pair:
@@ -79,15 +91,18 @@ def main() -> None:
         hidden, mask = (t.to(device) for t in drop_padding(*cache.train_hidden(cache.train_rows)))
         inputs = {k: v.to(device) for k, v in backbone.inputs(texts).items()}
 
-        def cached(rows):
-            out, attention = block(hidden[rows], mask[rows])
-            return head(out), attention
+        cached = block_forward(block, head, hidden, mask)
 
         def full(rows):
             return full_forward(model, head, {k: v[rows] for k, v in inputs.items()})
 
         with torch.no_grad():
-            logits_diff = (cached(torch.arange(args.n, device=device))[0] - full(torch.arange(args.n, device=device))[0]).abs().max().item()
+            logits_diff = (
+                (cached(torch.arange(args.n, device=device))[0] - full(torch.arange(args.n, device=device))[0])
+                .abs()
+                .max()
+                .item()
+            )
         cached_params = [*block.query.parameters(), *block.key.parameters()]
         full_params = [p for linear in full_qk for p in linear.parameters()]
         initial = [p.detach().clone() for p in cached_params]

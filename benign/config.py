@@ -11,6 +11,9 @@ import math
 import numbers
 from pathlib import Path
 
+import jsonschema
+import yaml
+
 PACKAGE = Path(__file__).resolve().parent
 
 # Library sources whose edits change synthetic training results.
@@ -30,6 +33,90 @@ def fingerprint(*names: str) -> str:
         h.update(name.encode())
         h.update((PACKAGE / name).read_bytes())
     return h.hexdigest()[:16]
+
+
+def validate_config(cfg: dict, schema_path: str | Path) -> None:
+    """Check ``cfg`` against the JSON schema, raising one readable line per problem, e.g.
+    ``config key synthetic.defaults.eta = 1.5: must be < 1 (label-noise rate, in [0, 1))``.
+    Non-finite numbers (.nan, .inf), which a JSON schema lets through, are refused too."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    base = jsonschema.validators.validator_for(schema)
+    # JSON schema counts 10.0 as an integer; sizes and seeds must be true integers (as in check_run)
+    strict = base.TYPE_CHECKER.redefine("integer", lambda checker, value: _is_int(value))
+    validator = jsonschema.validators.extend(base, type_checker=strict)(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
+    lines = [line for error in errors for leaf in _leaves(error) for line in _describe(leaf).splitlines()]
+    lines += [f"config key {key} = {value!r}: must be a finite number" for key, value in _non_finite(cfg, [])]
+    if lines:
+        raise ConfigError("\n".join(dict.fromkeys(lines)))
+
+
+def _key(path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top level)"
+
+
+def _leaves(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
+    """The errors worth showing for a failed oneOf/anyOf: those of the alternatives whose type
+    fits the value (a {start, stop, step} grid with a bad step, not "is not a list")."""
+    if not error.context:
+        return [error]
+    branches: dict = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    fitting = [subs for subs in branches.values()
+               if not any(s.validator == "type" and s.absolute_path == error.absolute_path for s in subs)]  # fmt: skip
+    if not fitting:
+        return [error]
+    return [leaf for subs in fitting for sub in subs for leaf in _leaves(sub)]
+
+
+_TYPES = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+          "array": "a list", "object": "a mapping (key: value)", "null": "empty"}  # fmt: skip
+_BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """One line naming the config key, its value and what is allowed."""
+    path, kind, rule, value = list(error.absolute_path), error.validator, error.validator_value, error.instance
+    allowed = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if kind == "required":
+        return "\n".join(f"config key {_key(path + [k])} is missing: it is required" for k in rule if k not in value)
+    if kind == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        return "\n".join(f"config key {_key(path + [k])} = {v!r}: unknown key; allowed under {_key(path)}: {', '.join(known)}"
+                         for k, v in value.items() if k not in known)  # fmt: skip
+    if kind == "type":
+        types = rule if isinstance(rule, list) else [rule]
+        text = "must be " + " or ".join(_TYPES.get(t, t) for t in types)
+    elif kind in _BOUNDS:
+        text = f"must be {_BOUNDS[kind]} {rule}"
+    elif kind == "multipleOf":
+        text = "must be even" if rule == 2 else f"must be a multiple of {rule}"
+    elif kind == "minItems":
+        text = "must not be empty" if rule == 1 else f"must have at least {rule} items"
+    elif kind == "uniqueItems":
+        repeated = [v for i, v in enumerate(value) if v in value[:i]]
+        text = f"must not repeat a value (repeated: {repeated})"
+    elif kind == "minProperties":
+        text = f"must have at least {rule} entr{'y' if rule == 1 else 'ies'}"
+    elif kind == "enum":
+        text = f"must be one of {', '.join(map(repr, rule))}"
+    elif kind in ("oneOf", "anyOf") and allowed:
+        text, allowed = f"must be {allowed}", None
+    else:
+        text = error.message
+    return f"config key {_key(path)} = {value!r}: {text}" + (f" ({allowed})" if allowed else "")
+
+
+def _non_finite(node, path: list):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _non_finite(v, path + [k])
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _non_finite(v, path + [i])
+    elif isinstance(node, float) and not math.isfinite(node):
+        yield _key(path), node
 
 
 def grid(spec, key: str) -> list[float]:
@@ -115,6 +202,11 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     (the sweep, chunked by ``d`` so that one job trains many runs).
     """
     syn = cfg["synthetic"]
+    if "mlp_dim" in syn["token"]:
+        raise ConfigError(
+            f"config key synthetic.token.mlp_dim = {syn['token']['mlp_dim']!r}: the token-selection model has no MLP; "
+            "mlp_dim belongs under synthetic.encoder"
+        )
     jobs: dict[str, list[dict]] = {}
     for model in ("token", "encoder"):
         mcfg = syn[model]
@@ -159,12 +251,20 @@ def n_flips(n: int, eta: float) -> int:
     return 2 * (math.ceil(eta * n - 1e-9) // 2)
 
 
+def check_projection(cfg: dict) -> None:
+    """Refuse a Figure 1 data set that cannot be drawn, before any job runs."""
+    proj = {k: v for k, v in cfg["synthetic"]["projection"].items() if k != "lambdas"}
+    # no training (lr, steps unused) and unit noise, as SyntheticConfig's default sigma
+    check_run({"sigma": 1.0, **proj, "model": "token", "lr": 1.0, "steps": 1}, "config key synthetic.projection")
+
+
 def warnings(cfg: dict) -> list[str]:
-    """Legal but suspicious settings, e.g. an eta that flips no label at the given n."""
+    """Legal but suspicious settings, e.g. an eta that flips no label at the given n.
+
+    Every training run takes n and eta from ``synthetic.defaults``; Figure 1 has its own."""
     out = []
-    for job, runs in synthetic_jobs(cfg).items():
-        for run in runs:
-            if run["eta"] > 0 and n_flips(run["n"], run["eta"]) == 0:
-                out.append(f"synthetic job {job}: eta={run['eta']} flips no label at n={run['n']} (needs eta*n > 1)")
-                break
+    for block in ("defaults", "projection"):
+        n, eta = cfg["synthetic"][block]["n"], cfg["synthetic"][block]["eta"]
+        if eta > 0 and n_flips(n, eta) == 0:
+            out.append(f"config key synthetic.{block}.eta = {eta!r} flips no label at n = {n!r} (needs eta * n > 1)")
     return out

@@ -156,5 +156,13 @@ class EncoderBatch:
                     p.sub_(self.lr.view(-1, *([1] * (p.dim() - 1))) * g)
         return f.detach(), att.detach()
 
+    def state(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().clone() for k, v in self.P.items()}
+
+    def load_state(self, state: dict[str, torch.Tensor]) -> None:
+        with torch.no_grad():
+            for k, v in self.P.items():
+                v.copy_(state[k])
+
     def parameters(self, b: int) -> dict[str, torch.Tensor]:
         return {k: v[b].detach() for k, v in self.P.items()}

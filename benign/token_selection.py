@@ -154,6 +154,12 @@ class TokenSelectionBatch:
         self.c = self.c - lr * grad_c
         return f, att
 
+    def state(self) -> dict[str, torch.Tensor]:
+        return {"c": self.c.clone(), "Emat": self.Emat.clone()}
+
+    def load_state(self, state: dict[str, torch.Tensor]) -> None:
+        self.c, self.Emat = state["c"].to(self.c), state["Emat"].to(self.Emat)
+
     # -- explicit parameters (for checks against a dense implementation) -------------------
     def parameters(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Materialise (W, p) of run ``b``: p = Y c, W = W0 + X^T E Y^T with Y = W0^T X^T."""

@@ -15,9 +15,11 @@ import hashlib
 import json
 import logging
 import math
+import shutil
 import time
 from dataclasses import dataclass
 from itertools import groupby
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,6 +30,7 @@ from benign import synthetic, theory
 from benign.config import check_run
 from benign.device import pick_device
 from benign.encoder import EncoderBatch
+from benign.io import atomic_path
 from benign.token_selection import TokenSelectionBatch
 
 log = logging.getLogger("benign.trainer")
@@ -126,8 +129,16 @@ def train_batch(
     dtype: torch.dtype | None = None,
     code_version: str = "",
     progress_every: float = 30.0,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Train runs that share a batch key together. Returns (runs, curves, attention) frames."""
+    """Train runs that share a batch key together. Returns (runs, curves, attention) frames.
+
+    With ``checkpoint`` and ``checkpoint_every`` > 0, the state (parameters, step, records so
+    far) is saved atomically every ``checkpoint_every`` steps, and a run started again
+    resumes from it with the same result as an uninterrupted one (gradient descent is
+    deterministic). The file is removed once the batch is done.
+    """
     keys = {s.batch_key() for s in specs}
     if len(keys) != 1:
         raise ValueError(f"runs in one batch must share {RunSpec.batch_key.__name__}; got {sorted(keys)}")
@@ -138,12 +149,21 @@ def train_batch(
     model = _batch(specs, device, dtype)
     steps = specs[0].steps
     schedules = [set(log_steps(steps, s.log_every, s.log_points)) for s in specs]
-    wanted = sorted(set().union(*schedules))
+    wanted = set().union(*schedules)
     attention_runs = [b for b, s in enumerate(specs) if s.record_attention]
-    curves, attention = [], []
+    identity = [s.run_id for s in specs] + [code_version, str(dtype)]
+    curves, attention, start, elapsed = [], [], 0, 0.0
+    if checkpoint is not None and Path(checkpoint).exists():
+        state = torch.load(checkpoint, map_location=device, weights_only=False)
+        if state["identity"] == identity:
+            model.load_state(state["model"])
+            curves, attention, start, elapsed = state["curves"], state["attention"], state["step"], state["elapsed"]
+            log.info("resumed batch %s from its checkpoint at step %d", specs[0].batch_key(), start)
+        else:
+            log.warning("ignoring checkpoint %s: it belongs to other runs or code", checkpoint)
     last_report = time.perf_counter()
     noisy = model.noisy
-    for k in range(steps + 1):
+    for k in range(start, steps + 1):
         if k in wanted:
             f, att = model.outputs_train()
             ft = model.outputs_test()
@@ -158,11 +178,19 @@ def train_batch(
             break
         model.step()
         now = time.perf_counter()
+        if checkpoint is not None and checkpoint_every > 0 and (k + 1) % checkpoint_every == 0:
+            state = dict(identity=identity, model=model.state(), curves=curves, attention=attention, step=k + 1,
+                         elapsed=elapsed + now - t0)  # fmt: skip
+            with atomic_path(checkpoint) as tmp:
+                torch.save(state, tmp)
         if now - last_report > progress_every:
             last_report = now
-            log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, now - t0)
-    wall = time.perf_counter() - t0
-    return _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version)
+            log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, elapsed + now - t0)
+    wall = elapsed + time.perf_counter() - t0
+    frames = _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version)
+    if checkpoint is not None:
+        Path(checkpoint).unlink(missing_ok=True)
+    return frames
 
 
 def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
@@ -215,12 +243,39 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
     return runs, cdf, adf
 
 
-def train_runs(specs: list[RunSpec], device=None, dtype=None, code_version: str = "", progress_every: float = 30.0):
-    """Train any list of runs, batching those that share a batch key. Returns concatenated frames."""
+def train_runs(
+    specs: list[RunSpec],
+    device=None,
+    dtype=None,
+    code_version: str = "",
+    progress_every: float = 30.0,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 0,
+):
+    """Train any list of runs, batching those that share a batch key. Returns concatenated frames.
+
+    With ``checkpoint_dir``, each finished batch's frames are kept there (and each running
+    batch checkpoints every ``checkpoint_every`` steps), so a job killed and started again
+    loses no finished work. The folder is removed when every batch is done.
+    """
     out = []
     ordered = sorted(specs, key=lambda s: s.batch_key())
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
     for key, group in groupby(ordered, key=lambda s: s.batch_key()):
         group = list(group)
+        tag = hashlib.sha1(json.dumps([s.run_id for s in group] + [code_version]).encode()).hexdigest()[:12]
+        done = folder / f"done-{tag}.pt" if folder else None
+        if done is not None and done.exists():
+            log.info("batch %s already done (kept from an interrupted job)", key)
+            out.append(tuple(torch.load(done, weights_only=False)))
+            continue
         log.info("training %d run(s) of batch %s", len(group), key)
-        out.append(train_batch(group, device=device, dtype=dtype, code_version=code_version, progress_every=progress_every))
+        frames = train_batch(group, device=device, dtype=dtype, code_version=code_version, progress_every=progress_every,
+                             checkpoint=folder / f"running-{tag}.pt" if folder else None, checkpoint_every=checkpoint_every)  # fmt: skip
+        if done is not None:
+            with atomic_path(done) as tmp:
+                torch.save(frames, tmp)
+        out.append(frames)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
     return tuple(pd.concat(frames, ignore_index=True) for frames in zip(*out))

@@ -3,16 +3,20 @@
 # (Debian 12 packages, run as root, works without systemd).
 #   FAKE_GPUS=N     advertise N fake GPUs as GRES gpu:fake:N (default 2; 0 = none), so that
 #                   jobs requesting GPUs are scheduled; they see CUDA_VISIBLE_DEVICES but no CUDA
+#   NODE_CPUS=C     CPUs the node offers to jobs (default 8; not enforced, so jobs share the
+#                   machine's real cores)
 #   NODE_MEM_MB=M   memory the node offers to jobs (default 16000; not enforced)
+# The node looks like a small compute node whatever the machine has, so the requests in
+# profiles/slurm are all valid here.
 # There is no accounting database, so `sacct` does not work: clients must poll with squeue
 # (slurm-status-command: squeue). Finished jobs stay visible to squeue for MinJobAge=600 s.
 # Idempotent: a second call only (re)starts the daemons that are not running.
 # Stop everything with ci/slurm-down.sh.
 set -euo pipefail
 FAKE_GPUS=${FAKE_GPUS:-2}
+NODE_CPUS=${NODE_CPUS:-8}
 NODE_MEM_MB=${NODE_MEM_MB:-16000}
 HOST=$(hostname -s)
-NCPU=$(nproc)
 export DEBIAN_FRONTEND=noninteractive
 
 alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -68,13 +72,13 @@ AccountingStorageType=accounting_storage/none
 $gres_types
 # jobs asking for more than the node has are refused at submission instead of pending forever
 EnforcePartLimits=ALL
-# the node offers what NODE_MEM_MB says, whatever the machine has
+# the node offers what NODE_CPUS and NODE_MEM_MB say, whatever the machine has
 SlurmdParameters=config_overrides
 # a job past its time limit gets SIGTERM, then SIGKILL 5 s later (default 30 s)
 KillWait=5
 # squeue status polling needs MinJobAge >= 3 x slurm-init-seconds-before-status-checks
 MinJobAge=600
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=$NODE_MEM_MB $gres_node State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$NODE_CPUS RealMemory=$NODE_MEM_MB $gres_node State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 
@@ -88,4 +92,4 @@ for _ in $(seq 120); do
 done
 sinfo
 srun -t 1 true   # end-to-end check: munge, slurmctld, slurmd and step launch
-echo "SLURM up on $HOST ($NCPU CPUs, $NODE_MEM_MB MB, $FAKE_GPUS fake GPUs)"
+echo "SLURM up on $HOST ($NODE_CPUS CPUs, $NODE_MEM_MB MB, $FAKE_GPUS fake GPUs)"

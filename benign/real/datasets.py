@@ -108,11 +108,15 @@ def encode_labels(x: np.ndarray, y: np.ndarray, classes: list[str], name: str, s
         index = {c: i for i, c in enumerate(classes)}
         keep = np.array([label in index for label in y], dtype=bool)
         if not keep.any():
-            raise ValueError(f"{name}/{split}: no label is one of the classes {classes}; labels seen: {sorted(set(y))[:10]}")
+            raise ValueError(
+                f"{name}/{split}: no label is one of the classes {classes}; labels seen: {sorted(set(y))[:10]}"
+            )
         return x[keep], np.array([index[label] for label in y[keep]], dtype=np.int64)
     y = y.astype(np.int64)
     if y.size and (y.min() < 0 or y.max() >= len(classes)):
-        raise ValueError(f"{name}/{split}: integer labels span {y.min()}..{y.max()}, but {len(classes)} classes are named")
+        raise ValueError(
+            f"{name}/{split}: integer labels span {y.min()}..{y.max()}, but {len(classes)} classes are named"
+        )
     return x, y
 
 
@@ -188,4 +192,3 @@ def load_dataset(dataset_dir: str | Path) -> RealDataset:
             arrays[f"x_{split}"] = text_array(part["text"])
             arrays[f"y_{split}"] = part["label"].to_numpy(np.int64)
     return RealDataset(meta["name"], meta["modality"], meta["classes"], **arrays)
-

@@ -62,7 +62,9 @@ def run_backbone(backbone, x: np.ndarray, hidden_rows: np.ndarray, batch_size: i
             if pooled is None:
                 pooled = torch.empty(len(x), out.shape[-1])
                 hidden = torch.empty(int(want.sum()), *h.shape[1:])
-                mask = torch.empty(int(want.sum()), h.shape[1], dtype=torch.bool) if "attention_mask" in inputs else None
+                mask = (
+                    torch.empty(int(want.sum()), h.shape[1], dtype=torch.bool) if "attention_mask" in inputs else None
+                )
             pooled[rows] = out
             keep = want[rows]
             hidden[slot[rows[keep]]] = h[torch.from_numpy(keep)]
@@ -92,7 +94,9 @@ def compute_features(
     data = load_dataset(dataset_dir)
     backbone = load_backbone(backbone_spec)
     if backbone.modality != data.modality:
-        raise ValueError(f"backbone {backbone.identity} reads {backbone.modality}, data set {data.name} is {data.modality}")
+        raise ValueError(
+            f"backbone {backbone.identity} reads {backbone.modality}, data set {data.name} is {data.modality}"
+        )
     rows = np.arange(len(data.y_train)) if train_rows is None else np.unique(np.asarray(train_rows, dtype=np.int64))
     if rows.size and (rows.min() < 0 or rows.max() >= len(data.y_train)):
         raise ValueError(f"train_rows must lie in 0..{len(data.y_train) - 1}")

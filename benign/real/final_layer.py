@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
+from transformers.activations import ACT2FN
 
 from benign.real.backbones import KEY_NAMES, QUERY_NAMES, last_encoder_layer
 
@@ -96,8 +97,6 @@ class FinalBlock(nn.Module):
         self.scale_attn = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
         self.scale_mlp = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
         self.final_norm = nn.LayerNorm(d, eps=cfg.final_eps) if cfg.final_norm else None
-        from transformers.activations import ACT2FN
-
         self.act = ACT2FN[cfg.hidden_act]
 
     @classmethod
@@ -106,7 +105,9 @@ class FinalBlock(nn.Module):
         config = model.config
         if config.model_type not in SUPPORTED:
             raise ValueError(f"the position-0 final layer is written for {SUPPORTED}, not {config.model_type!r}")
-        if getattr(config, "position_embedding_type", "absolute") != "absolute" or getattr(config, "use_swiglu_ffn", False):
+        if getattr(config, "position_embedding_type", "absolute") != "absolute" or getattr(
+            config, "use_swiglu_ffn", False
+        ):
             raise ValueError("the position-0 final layer needs absolute positions and a plain MLP")
         layer = last_encoder_layer(model)
         pre_norm = find_module(layer, PRE_NORMS["norm_attn"]) is not None

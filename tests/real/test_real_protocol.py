@@ -10,7 +10,14 @@ from benign.real import compute_features, fetch_dataset, finetune_pool, load_fea
 from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
-IMAGE_ENTRY = dict(name="tiny_images", label="tiny images", paper_dataset="MNIST", modality="image", classes=["a", "b", "c"], pretrain_size=6)
+IMAGE_ENTRY = dict(
+    name="tiny_images",
+    label="tiny images",
+    paper_dataset="MNIST",
+    modality="image",
+    classes=["a", "b", "c"],
+    pretrain_size=6,
+)
 
 
 def test_split_is_disjoint_seeded_and_nested_across_n():
@@ -40,7 +47,10 @@ def features(fixtures, tiny_backbones, tmp_path_factory):
     fetch_dataset(image, root / "image")
     pool = finetune_pool(12, 6, 4, [42])
     return {
-        "text": (text, compute_features(tiny_backbones["text"], root / "text", root / "text.safetensors", train_rows=pool)),
+        "text": (
+            text,
+            compute_features(tiny_backbones["text"], root / "text", root / "text.safetensors", train_rows=pool),
+        ),
         "image": (image, compute_features(tiny_backbones["image"], root / "image", root / "image.safetensors")),
     }
 
@@ -70,7 +80,9 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     entry, path = features[modality]
     etas = [0.0, 0.5]
     with caplog.at_level(logging.INFO, logger="benign.real"):
-        runs, attention = run_cell(path, entry, n=4, etas=etas, seed=42, pretrain_epochs=3, finetune_epochs=4, log_every=2, code_version="abc")
+        runs, attention = run_cell(
+            path, entry, n=4, etas=etas, seed=42, pretrain_epochs=3, finetune_epochs=4, log_every=2, code_version="abc"
+        )
     write_parquet(runs, REAL_RUNS, tmp_path / "runs.parquet")
     write_parquet(attention, REAL_ATTENTION, tmp_path / "attention.parquet")
     runs = read_parquet(tmp_path / "runs.parquet", REAL_RUNS)
@@ -79,11 +91,18 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     assert runs["eta"].tolist() == etas and (runs["status"] == "ok").all()
     assert runs["baseline_acc"].nunique() == 1 and runs["code_version"].eq("abc").all()
     assert runs["dataset_label"].eq(entry["label"]).all() and runs["device"].eq("cpu").all()
-    numbers = runs[["baseline_acc", "train_loss_last_epoch", "train_loss", "train_acc", "test_loss", "test_acc", "wall_time_s"]]
+    numbers = runs[
+        ["baseline_acc", "train_loss_last_epoch", "train_loss", "train_acc", "test_loss", "test_acc", "wall_time_s"]
+    ]
     assert np.isfinite(numbers.to_numpy()).all()
-    assert len(attention) == len(etas) * 4 and attention.groupby("run_id")["epoch"].apply(list).eq([[1, 2, 3, 4]] * 2).all()
+    assert (
+        len(attention) == len(etas) * 4
+        and attention.groupby("run_id")["epoch"].apply(list).eq([[1, 2, 3, 4]] * 2).all()
+    )
     assert attention["max_attention"].between(0, 1).all()
-    assert (attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()).all()
+    assert (
+        attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()
+    ).all()
     assert "phase 2 eta=0.500 epoch 4/4 loss" in caplog.text and "elapsed" in caplog.text
 
 

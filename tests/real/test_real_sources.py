@@ -109,7 +109,14 @@ def test_huggingface_maps_columns_for_text(monkeypatch):
         }
     )
     monkeypatch.setitem(sys.modules, "datasets", fake)
-    source = dict(kind="huggingface", path="trec", name="default", x_column="sentence", label_column="coarse_label", test_split="validation")
+    source = dict(
+        kind="huggingface",
+        path="trec",
+        name="default",
+        x_column="sentence",
+        label_column="coarse_label",
+        test_split="validation",
+    )
     raw = load_source(source, "text")
     assert fake.calls == [("trec", "default", None)]
     assert list(raw.x_train) == ["a b", "c"] and list(raw.y_train) == [0, 5]
@@ -122,7 +129,12 @@ def test_huggingface_images_and_string_labels(monkeypatch):
     monkeypatch.setitem(
         sys.modules,
         "datasets",
-        fake_datasets({"train": FakeSplit({"image": grey, "label": ["cat", "dog"]}), "test": FakeSplit({"image": [rgb], "label": ["dog"]})}),
+        fake_datasets(
+            {
+                "train": FakeSplit({"image": grey, "label": ["cat", "dog"]}),
+                "test": FakeSplit({"image": [rgb], "label": ["dog"]}),
+            }
+        ),
     )
     raw = load_source({"kind": "huggingface", "path": "x", "x_column": "image"}, "image")
     assert raw.x_train.shape == (2, 4, 4) and raw.x_train[1, 0, 0] == 9

@@ -11,13 +11,16 @@ sys.path.insert(
 )  # the library, also when not pip-installed
 from benign import config as bc
 
-validate(config, "../schemas/config.schema.yaml")
+SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 try:
+    bc.validate_config(config, SCHEMA)  # readable messages: key, value, what is allowed
+    validate(config, SCHEMA)  # fills in the schema's defaults
     SYN_JOBS = bc.synthetic_jobs(config)
+    bc.check_projection(config)
     for message in bc.warnings(config):
         logger.warning(f"config warning: {message}")
 except bc.ConfigError as err:
-    raise WorkflowError(f"invalid configuration: {err}") from None
+    raise WorkflowError(f"invalid configuration:\n{err}") from None
 
 SYN = config["synthetic"]
 SYNTHETIC_CODE = bc.fingerprint(*bc.SYNTHETIC_SOURCES)

@@ -8,7 +8,12 @@ from benign.trainer import RunSpec, train_runs
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-runs, curves, attention = train_runs([RunSpec(**run) for run in snakemake.params.runs], code_version=snakemake.params.code)
+runs, curves, attention = train_runs(
+    [RunSpec(**run) for run in snakemake.params.runs],
+    code_version=snakemake.params.code,
+    checkpoint_dir=f"results/.checkpoints/{snakemake.wildcards.job}",
+    checkpoint_every=snakemake.config["synthetic"].get("checkpoint_every", 0),
+)
 write_parquet(runs, RUNS, snakemake.output.runs)
 write_parquet(curves, CURVES, snakemake.output.curves)
 write_parquet(attention, ATTENTION, snakemake.output.attention)

@@ -1,0 +1,141 @@
+"""Bad configuration is refused before any job runs, with a message naming the key, the value
+and what is allowed, and without creating results/.
+
+Each case is what a user would write: a config file given after config/smoke.yaml that sets
+only the bad key (Snakemake merges it over the smoke config). A key that is missing cannot
+be expressed that way (the merge keeps the key of config/config.yaml), so those cases replace
+config/config.yaml with the smoke config less that key.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from workflow_utils import copy_repo, snakemake
+
+# (id, the user's extra config file, substrings the error must contain)
+BAD = [
+    ("d-string", "synthetic: {token: {settings: {benign: {d: forty}}}}", ["synthetic.token.settings.benign.d", "'forty'", "must be an integer"]),
+    ("n-float", "synthetic: {defaults: {n: 10.5}}", ["synthetic.defaults.n", "10.5", "must be an integer"]),
+    ("n-integral-float", "synthetic: {defaults: {n: 10.0}}", ["synthetic.defaults.n", "10.0", "must be an integer"]),
+    ("n-bool", "synthetic: {defaults: {n: true}}", ["synthetic.defaults.n", "True", "must be an integer"]),
+    ("lr-list", "synthetic: {defaults: {lr: [0.05]}}", ["synthetic.defaults.lr", "[0.05]", "must be a number"]),
+    ("eta-one", "synthetic: {defaults: {eta: 1.0}}", ["synthetic.defaults.eta", "1.0", "must be < 1", "[0, 1)"]),
+    ("eta-negative", "synthetic: {defaults: {eta: -0.1}}", ["synthetic.defaults.eta", "-0.1", "must be >= 0"]),
+    ("projection-eta-one", "synthetic: {projection: {eta: 1}}", ["synthetic.projection.eta", "= 1:", "must be < 1"]),
+    ("T-2", "synthetic: {defaults: {T: 2}}", ["synthetic.defaults.T", "= 2:", "must be >= 3"]),
+    ("d-1", "synthetic: {encoder: {settings: {harmful: {d: 1}}}}", ["synthetic.encoder.settings.harmful.d", "= 1:", "must be >= 2"]),
+    ("signal-norm-zero", "synthetic: {token: {settings: {benign: {signal_norm: 0}}}}", ["synthetic.token.settings.benign.signal_norm", "= 0:", "must be > 0"]),
+    ("rho-negative", "synthetic: {defaults: {rho: -0.1}}", ["synthetic.defaults.rho", "-0.1", "must be > 0"]),
+    ("lr-zero", "synthetic: {defaults: {lr: 0}}", ["synthetic.defaults.lr", "= 0:", "must be > 0"]),
+    ("steps-zero", "synthetic: {defaults: {steps: 0}}", ["synthetic.defaults.steps", "= 0:", "must be >= 1"]),
+    ("delayed-steps-negative", "synthetic: {token: {delayed: {steps: -5}}}", ["synthetic.token.delayed.steps", "-5", "must be >= 1"]),
+    ("lr-nan", "synthetic: {defaults: {lr: .nan}}", ["synthetic.defaults.lr", "nan", "must be a finite number"]),
+    ("projection-signal-norm-inf", "synthetic: {projection: {signal_norm: .inf}}", ["synthetic.projection.signal_norm", "inf", "must be a finite number"]),
+    ("grid-empty", "synthetic: {token: {heatmap: {signal_norm: []}}}", ["synthetic.token.heatmap.signal_norm", "[]", "must not be empty"]),
+    ("grid-duplicates", "synthetic: {encoder: {heatmap: {d: [8, 16, 8]}}}", ["synthetic.encoder.heatmap.d", "[8, 16, 8]", "repeated: [8]"]),
+    ("grid-stop-below-start", "synthetic: {token: {heatmap: {d: {start: 60, stop: 20, step: 20}}}}", ["synthetic.token.heatmap.d", "stop (20) is below start (60)"]),
+    ("grid-step-zero", "synthetic: {token: {heatmap: {d: {start: 20, stop: 60, step: 0}}}}", ["synthetic.token.heatmap.d.step", "= 0:", "must be > 0"]),
+    ("grid-step-negative", "synthetic: {token: {heatmap: {d: {start: 20, stop: 60, step: -20}}}}", ["synthetic.token.heatmap.d.step", "-20", "must be > 0"]),
+    ("grid-not-a-grid", "synthetic: {token: {heatmap: {d: 40}}}", ["synthetic.token.heatmap.d", "= 40:", "a list of values or an inclusive {start, stop, step} range"]),
+    ("grid-d-fractional", "synthetic: {encoder: {heatmap: {d: [8, 12.5]}}}", ["d = 12.5", "must be an integer"]),
+    ("unknown-model-key", "synthetic: {token: {learning_rate: 0.1}}", ["synthetic.token.learning_rate", "0.1", "unknown key", "seeds"]),
+    ("unknown-defaults-key", "synthetic: {defaults: {etta: 0.3}}", ["synthetic.defaults.etta", "0.3", "unknown key", "eta"]),
+    ("unknown-top-level-key", "synthetics: {defaults: {eta: 0.3}}", ["config key synthetics", "unknown key", "synthetic"]),
+    ("synthetic-not-a-mapping", "synthetic: 5", ["config key synthetic = 5", "must be a mapping"]),
+    ("duplicate-seeds", "synthetic: {token: {seeds: [1, 2, 1]}}", ["synthetic.token.seeds", "[1, 2, 1]", "repeated: [1]"]),
+    ("duplicate-heatmap-seeds", "synthetic: {encoder: {heatmap: {seeds: [3, 3]}}}", ["synthetic.encoder.heatmap.seeds", "[3, 3]", "repeated: [3]"]),
+    ("seed-fractional", "synthetic: {encoder: {seeds: [1, 1.5]}}", ["synthetic.encoder.seeds[1]", "1.5", "must be an integer"]),
+    ("seed-string", "synthetic: {token: {heatmap: {seeds: [a]}}}", ["synthetic.token.heatmap.seeds[0]", "'a'", "must be an integer"]),
+    ("seeds-empty", "synthetic: {token: {delayed: {seeds: []}}}", ["synthetic.token.delayed.seeds", "[]", "must not be empty"]),
+    ("n-odd", "synthetic: {defaults: {n: 11}}", ["synthetic.defaults.n", "= 11:", "must be even"]),
+    ("n-test-odd", "synthetic: {defaults: {n_test: 51}}", ["synthetic.defaults.n_test", "= 51:", "must be even"]),
+    ("projection-n-odd", "synthetic: {projection: {n: 21}}", ["synthetic.projection.n", "= 21:", "must be even"]),
+    ("mlp-dim-zero", "synthetic: {encoder: {mlp_dim: 0}}", ["synthetic.encoder.mlp_dim", "= 0:", "must be >= 1"]),
+    ("mlp-dim-on-token-model", "synthetic: {token: {mlp_dim: 16}}", ["synthetic.token.mlp_dim", "= 16:", "no MLP", "synthetic.encoder"]),
+    ("log-points-one", "synthetic: {token: {delayed: {log_points: 1}}}", ["synthetic.token.delayed.log_points", "= 1:", "must be >= 2"]),
+    ("log-every-zero", "synthetic: {encoder: {log_every: 0}}", ["synthetic.encoder.log_every", "= 0:", "must be >= 1"]),
+    ("test-threshold-above-one", "synthetic: {regime: {test_threshold: 1.5}}", ["synthetic.regime.test_threshold", "1.5", "must be <= 1"]),
+    ("boundary-constant-negative", "synthetic: {boundaries: {c1: -1}}", ["synthetic.boundaries.c1", "-1", "must be > 0"]),
+    ("lambda-zero", "synthetic: {projection: {lambdas: {benign: 0}}}", ["synthetic.projection.lambdas.benign", "= 0:", "must be > 0"]),
+    ("checkpoint-every-negative", "synthetic: {checkpoint_every: -1}", ["synthetic.checkpoint_every", "-1", "must be >= 0"]),
+]
+
+# (id, path of the key removed from the smoke config, substrings the error must contain)
+MISSING = [
+    ("missing-mlp-dim", ["synthetic", "encoder", "mlp_dim"], ["config key synthetic.encoder.mlp_dim is missing", "required"]),
+    ("missing-eta", ["synthetic", "defaults", "eta"], ["config key synthetic.defaults.eta is missing", "required"]),
+    ("missing-heatmap", ["synthetic", "token", "heatmap"], ["config key synthetic.token.heatmap is missing", "required"]),
+    ("missing-lambdas", ["synthetic", "projection", "lambdas"], ["config key synthetic.projection.lambdas is missing", "required"]),
+]
+
+# legal but suspicious: the run goes ahead, with a warning that names the key and the value
+WARN = [
+    ("eta-flips-no-label", "synthetic: {defaults: {eta: 0.05}}", ["config warning", "synthetic.defaults.eta = 0.05", "flips no label at n = 10"]),
+    ("projection-eta-flips-no-label", "synthetic: {projection: {eta: 0.04}}", ["config warning", "synthetic.projection.eta = 0.04", "flips no label at n = 20"]),
+]
+
+# the real run (--cores 1) is tried for a few representative cases: schema, library check,
+# non-finite value, missing key
+REAL_RUN = {"eta-one", "grid-stop-below-start", "lr-nan", "mlp-dim-on-token-model", "missing-mlp-dim"}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    return copy_repo(tmp_path_factory.mktemp("badcfg") / "repo")
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """A copy whose config/config.yaml is replaced case by case (for missing keys)."""
+    return copy_repo(tmp_path_factory.mktemp("badcfg-missing") / "repo")
+
+
+def refused(repo, name: str, *args: str, expect: list[str]) -> None:
+    runs = [("-n",), ("--cores", "1")] if name in REAL_RUN else [("-n",)]
+    for mode in runs:
+        out = snakemake(repo, *mode, *args, timeout=120)
+        text = out.stdout + out.stderr
+        assert out.returncode != 0, f"{mode}: accepted\n{text[-3000:]}"
+        assert "invalid configuration" in text, text[-3000:]
+        for part in expect:
+            assert part in text, f"{mode}: {part!r} not in\n{text[-3000:]}"
+        assert "Traceback" not in text, text[-3000:]
+        assert not (repo / "results").exists(), f"{mode}: results/ was created"
+
+
+@pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
+def test_bad_value_is_refused(repo, name, extra, expect):
+    path = repo / "config" / f"bad-{name}.yaml"
+    path.write_text(extra + "\n")
+    refused(repo, name, "--configfile", "config/smoke.yaml", str(path.relative_to(repo)), expect=expect)
+
+
+@pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
+def test_missing_key_is_refused(bare, root, name, key, expect):
+    cfg = copy.deepcopy(yaml.safe_load((root / "config/smoke.yaml").read_text()))
+    node = cfg
+    for k in key[:-1]:
+        node = node[k]
+    del node[key[-1]]
+    (bare / "config/config.yaml").write_text(yaml.safe_dump(cfg))
+    refused(bare, name, expect=expect)
+
+
+@pytest.mark.parametrize("name, extra, expect", WARN, ids=[c[0] for c in WARN])
+def test_suspicious_value_warns(repo, name, extra, expect):
+    path = repo / "config" / f"warn-{name}.yaml"
+    path.write_text(extra + "\n")
+    out = snakemake(repo, "-n", "--configfile", "config/smoke.yaml", str(path.relative_to(repo)), timeout=120)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    for part in expect:
+        assert part in text, f"{part!r} not in\n{text[-3000:]}"
+
+
+def test_cases_are_distinct():
+    names = [c[0] for c in BAD + MISSING + WARN]
+    assert len(names) == len(set(names))
+    assert len({c[1] for c in BAD}) == len(BAD)
