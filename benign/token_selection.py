@@ -30,6 +30,17 @@ import torch
 from benign import synthetic
 
 
+def _mv(A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A @ x for every run: (B, N, N), (B, N) -> (B, N). Written as the row-vector product
+    x^T A^T: MKL runs it up to several times faster than bmm(A, x[..., None]) (same products)."""
+    return torch.bmm(x.unsqueeze(1), A.transpose(1, 2)).squeeze(1)
+
+
+def _mvT(A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A^T @ x for every run, as the row-vector product x^T A."""
+    return torch.bmm(x.unsqueeze(1), A).squeeze(1)
+
+
 def init_W(d: int, seed: int) -> torch.Tensor:
     """W0 with entries U(-1/sqrt(d), 1/sqrt(d)), seeded (float64, CPU)."""
     bound = 1.0 / math.sqrt(d)
@@ -115,11 +126,11 @@ class TokenSelectionBatch:
 
     # -- forward ---------------------------------------------------------------------------
     def _h(self, Gc: torch.Tensor) -> torch.Tensor:
-        return torch.bmm(self.Emat, Gc.unsqueeze(-1)).squeeze(-1)
+        return _mv(self.Emat, Gc)
 
     def _train_forward(self):
-        Gc = torch.bmm(self.G, self.c.unsqueeze(-1)).squeeze(-1)
-        s = Gc + torch.bmm(self.S, self._h(Gc).unsqueeze(-1)).squeeze(-1)
+        Gc = _mv(self.G, self.c)
+        s = Gc + _mv(self.S, self._h(Gc))
         att = torch.softmax(s.view(self.B, self.n, self.T), dim=-1)
         f = (att * self.r.view(self.B, self.n, self.T)).sum(-1)
         return f, att
@@ -131,7 +142,7 @@ class TokenSelectionBatch:
     def outputs_test(self) -> torch.Tensor:
         """f on the clean test set, (B, n_test)."""
         c = self.c
-        Gc = torch.bmm(self.G, c.unsqueeze(-1)).squeeze(-1)
+        Gc = _mv(self.G, c)
         h = self._h(Gc)
         Mc_c = torch.einsum("bnk,bn->bk", self.Mc, c)  # (B, 2)
         Mc_h = torch.einsum("bnk,bn->bk", self.Mc, h)
@@ -147,10 +158,9 @@ class TokenSelectionBatch:
         f, att = self._train_forward()
         dLdf = -self.y * torch.sigmoid(-self.y * f) / self.n  # (B, n)
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
-        Sg = torch.bmm(self.S, g.unsqueeze(-1))
-        grad_c = g + torch.bmm(self.Emat.transpose(1, 2), Sg).squeeze(-1)
+        grad_c = g + _mvT(self.Emat, _mv(self.S, g))
         lr = self.lr[:, None]
-        self.Emat -= lr.unsqueeze(-1) * g.unsqueeze(-1) * self.c.unsqueeze(1)
+        self.Emat.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # E -= lr g c^T, one pass
         self.c = self.c - lr * grad_c
         return f, att
 

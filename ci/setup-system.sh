@@ -3,8 +3,9 @@
 # Idempotent: does nothing (and needs no network) when they are already installed.
 #   slurmctld slurmd slurm-client munge : single-node SLURM for tests/test_slurm.py
 #   chromium                             : headless browser for tests/test_report.py
+#   dataset-fashion-mnist                : Fashion-MNIST for the offline real-data edition
 set -euo pipefail
-pkgs="slurmctld slurmd slurm-client munge chromium"
+pkgs="slurmctld slurmd slurm-client munge chromium dataset-fashion-mnist"
 if dpkg -s $pkgs >/dev/null 2>&1; then
   echo "system packages already installed: $pkgs"
   exit 0

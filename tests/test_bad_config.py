@@ -10,6 +10,8 @@ config/config.yaml with the smoke config less that key.
 from __future__ import annotations
 
 import copy
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import yaml
@@ -82,57 +84,69 @@ WARN = [
 REAL_RUN = {"eta-one", "grid-stop-below-start", "lr-nan", "mlp-dim-on-token-model", "missing-mlp-dim"}
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    return copy_repo(tmp_path_factory.mktemp("badcfg") / "repo")
+def outcome(repo: Path, name: str, args: tuple[str, ...]) -> dict[str, tuple[int, str, bool]]:
+    """Mode -> (exit code, output, whether results/ exists afterwards)."""
+    modes = [("-n",), ("--cores", "1")] if name in REAL_RUN else [("-n",)]
+    out = {}
+    for mode in modes:
+        run = snakemake(repo, *mode, *args, timeout=300)
+        out[" ".join(mode)] = (run.returncode, run.stdout + run.stderr, (repo / "results").exists())
+    return out
 
 
 @pytest.fixture(scope="module")
-def bare(tmp_path_factory):
-    """A copy whose config/config.yaml is replaced case by case (for missing keys)."""
-    return copy_repo(tmp_path_factory.mktemp("badcfg-missing") / "repo")
+def outcomes(tmp_path_factory, root) -> dict[str, dict]:
+    """Every case in its own copy of the repository, a few at a time (a dry run is mostly parsing)."""
+    smoke = yaml.safe_load((root / "config/smoke.yaml").read_text())
+    work = []
+    for name, extra, _ in BAD + WARN:
+        repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
+        (repo / "config/extra.yaml").write_text(extra + "\n")
+        work.append((repo, name, ("--configfile", "config/smoke.yaml", "config/extra.yaml")))
+    for name, key, _ in MISSING:
+        repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
+        cfg = copy.deepcopy(smoke)
+        node = cfg
+        for k in key[:-1]:
+            node = node[k]
+        del node[key[-1]]
+        (repo / "config/config.yaml").write_text(yaml.safe_dump(cfg))
+        work.append((repo, name, ()))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        done = {name: pool.submit(outcome, repo, name, args) for repo, name, args in work}
+    return {name: future.result() for name, future in done.items()}
 
 
-def refused(repo, name: str, *args: str, expect: list[str]) -> None:
-    runs = [("-n",), ("--cores", "1")] if name in REAL_RUN else [("-n",)]
-    for mode in runs:
-        out = snakemake(repo, *mode, *args, timeout=120)
-        text = out.stdout + out.stderr
-        assert out.returncode != 0, f"{mode}: accepted\n{text[-3000:]}"
+def assert_refused(result: dict[str, tuple[int, str, bool]], expect: list[str]) -> None:
+    for mode, (code, text, made_results) in result.items():
+        assert code != 0, f"{mode}: accepted\n{text[-3000:]}"
         assert "invalid configuration" in text, text[-3000:]
         for part in expect:
             assert part in text, f"{mode}: {part!r} not in\n{text[-3000:]}"
         assert "Traceback" not in text, text[-3000:]
-        assert not (repo / "results").exists(), f"{mode}: results/ was created"
+        assert not made_results, f"{mode}: results/ was created"
 
 
 @pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
-def test_bad_value_is_refused(repo, name, extra, expect):
-    path = repo / "config" / f"bad-{name}.yaml"
-    path.write_text(extra + "\n")
-    refused(repo, name, "--configfile", "config/smoke.yaml", str(path.relative_to(repo)), expect=expect)
+def test_bad_value_is_refused(outcomes, name, extra, expect):
+    assert_refused(outcomes[name], expect)
 
 
 @pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
-def test_missing_key_is_refused(bare, root, name, key, expect):
-    cfg = copy.deepcopy(yaml.safe_load((root / "config/smoke.yaml").read_text()))
-    node = cfg
-    for k in key[:-1]:
-        node = node[k]
-    del node[key[-1]]
-    (bare / "config/config.yaml").write_text(yaml.safe_dump(cfg))
-    refused(bare, name, expect=expect)
+def test_missing_key_is_refused(outcomes, name, key, expect):
+    assert_refused(outcomes[name], expect)
 
 
 @pytest.mark.parametrize("name, extra, expect", WARN, ids=[c[0] for c in WARN])
-def test_suspicious_value_warns(repo, name, extra, expect):
-    path = repo / "config" / f"warn-{name}.yaml"
-    path.write_text(extra + "\n")
-    out = snakemake(repo, "-n", "--configfile", "config/smoke.yaml", str(path.relative_to(repo)), timeout=120)
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text[-3000:]
+def test_suspicious_value_warns(outcomes, name, extra, expect):
+    ((code, text, _),) = outcomes[name].values()
+    assert code == 0, text[-3000:]
     for part in expect:
         assert part in text, f"{part!r} not in\n{text[-3000:]}"
+
+
+def test_real_runs_are_tried(outcomes):
+    assert {name for name, result in outcomes.items() if "--cores 1" in result} == REAL_RUN
 
 
 def test_cases_are_distinct():

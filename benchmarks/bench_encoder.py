@@ -1,0 +1,208 @@
+"""One-layer encoder: our batched [CLS]-only trainer versus the textbook full-sequence encoder."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from benchmarks import reference
+from benchmarks.common import Context, extrapolate, rounded, sync, target, timed, write_result
+from benign.config import grid
+from benign.encoder import EncoderBatch
+from benign.synthetic import SyntheticConfig
+from benign.trainer import RunSpec, log_steps, train_runs
+
+STEPS = 1000
+MLP_DIM = 2000
+LOG_EVERY = 50  # config/config.yaml synthetic.encoder.log_every (config/paper.yaml: 10)
+
+
+def _ours_prefix(ctx: Context, cfg: SyntheticConfig, mlp_dim: int, steps: int, dtype: torch.dtype) -> dict:
+    """Our EncoderBatch driven like the trainer drives it, over a prefix: per-step training losses
+    and the time split (setup, steps, one evaluation = train outputs + test outputs)."""
+    sync(ctx.device)
+    t0 = time.perf_counter()
+    m = EncoderBatch(n=cfg.n, T=cfg.T, d=cfg.d, sigma=cfg.sigma, n_test=cfg.n_test, seed=cfg.seed, mlp_dim=mlp_dim,
+                     signal_norms=[cfg.signal_norm], rhos=[cfg.rho], etas=[cfg.eta], lrs=[5e-3],
+                     device=ctx.device, dtype=dtype)  # fmt: skip
+    sync(ctx.device)
+    t1 = time.perf_counter()
+    f, _ = m.outputs_train()
+    ft = m.outputs_test()
+    eval0 = (F.softplus(-m.y * f).mean().item(), F.softplus(-m.y_test * ft).mean().item())
+    sync(ctx.device)
+    t2 = time.perf_counter()
+    losses = []
+    for _ in range(steps):
+        f, _ = m.step()
+        losses.append(F.softplus(-m.y[0] * f[0]).mean().item())
+    sync(ctx.device)
+    t3 = time.perf_counter()
+    timing = {"setup_s": t1 - t0, "eval_s": t2 - t1, "evals": 1, "train_s": t3 - t2, "steps": steps}
+    return {"losses": losses, "eval0": eval0, "timing": timing}
+
+
+def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
+    mlp_dim = MLP_DIM if not ctx.quick else 64
+    d = d if not ctx.quick else d // 10
+    cfg = SyntheticConfig(d=d)
+    evals = len(log_steps(STEPS, LOG_EVERY))
+
+    # Warm-up (lazy initialisation) outside the timings.
+    _ours_prefix(ctx, SyntheticConfig(d=32, n_test=20), 32, 2, torch.float32)
+    reference.train_encoder(SyntheticConfig(d=32, n_test=20), mlp_dim=32, steps=2, device=ctx.device)
+
+    # Ours, the real thing: train_runs, 1000 steps, logging every 50 steps as the workflow does.
+    ours_full = None
+    if not ctx.quick:
+        with timed(ctx.device) as t:
+            runs, _, _ = train_runs([RunSpec(model="encoder", d=d, mlp_dim=mlp_dim, log_every=LOG_EVERY)], device=ctx.device)
+        ours_full = {**t.as_dict(), "final": rounded(runs.iloc[0][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 6)}
+
+    # Both implementations over the same prefix (same data, same initial parameters), float32.
+    prefix = 3 if ctx.quick else (10 if d >= 1000 else 20)
+    ours = _ours_prefix(ctx, cfg, mlp_dim, prefix, torch.float32)
+    ref = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=prefix, device=ctx.device)
+    ref_losses = np.array(ref["step_losses"])
+    diff32 = np.abs(np.array(ours["losses"]) - ref_losses)
+    _, ref_train0, ref_test0, _, _ = ref["curves"][0]
+    agreement = {
+        "prefix_steps": prefix,
+        "float32": {
+            "max_abs_step_loss_diff": float(diff32.max()),
+            "max_rel_step_loss_diff": float((diff32 / np.abs(ref_losses)).max()),
+            "initial_train_loss_diff": abs(ours["eval0"][0] - ref_train0),
+            "initial_test_loss_diff": abs(ours["eval0"][1] - ref_test0),
+            "ours_losses": [round(x, 7) for x in ours["losses"]],
+            "reference_losses": [round(x, 7) for x in ref_losses.tolist()],
+        },
+    }
+    # float64 on both sides over a short prefix: agreement to rounding error shows the [CLS]-only
+    # forward and its gradients are the same mathematics as the full-sequence encoder.
+    k64 = 2 if ctx.quick else 3
+    o64 = _ours_prefix(ctx, cfg, mlp_dim, k64, torch.float64)
+    r64 = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=k64, dtype=torch.float64,
+                                  device=ctx.device)  # fmt: skip
+    agreement["float64"] = {"steps": k64, "max_abs_step_loss_diff": float(np.abs(np.array(o64["losses"]) - np.array(r64["step_losses"])).max())}
+    agreement["within_1e-5"] = bool(agreement["float32"]["max_abs_step_loss_diff"] <= 1e-5
+                                    and agreement["float32"]["initial_test_loss_diff"] <= 1e-5)  # fmt: skip
+
+    tr, to = ref["timing"], ours["timing"]
+    schedules = {  # evaluations in 1000 steps
+        "logging_every_50_steps": evals,
+        "logging_every_10_steps": len(log_steps(STEPS, 10)),
+        "logging_steps_0_and_1000": 2,
+    }
+    ref_s = {k: extrapolate(tr, STEPS, n) for k, n in schedules.items()}
+    ours_s = {k: extrapolate(to, STEPS, n) for k, n in schedules.items()}
+    ours_headline = ours_full["wall_s"] if ours_full else ours_s["logging_every_50_steps"]
+    ratio = ref_s["logging_every_50_steps"] / ours_headline
+    return {
+        "description": f"one-layer encoder, one run: d={d}, mlp_dim={mlp_dim}, n=20, T=8, {STEPS} steps, "
+        f"logging every {LOG_EVERY} steps ({evals} evaluations), float32",
+        "ours": {
+            "how": "train_runs([RunSpec(model='encoder', ...)]) measured in full; also priced from a prefix "
+            "of EncoderBatch steps like the reference (checks the extrapolation)",
+            "measured_full": ours_full,
+            "prefix_timing": rounded(to),
+            "priced_from_prefix_s": {k: round(v, 2) for k, v in ours_s.items()},
+        },
+        "reference": {
+            "how": "benchmarks/reference.py train_encoder: nn.Module over all T+1 positions (LayerNorm, Linear qkv, "
+            "MLP), autograd, torch.optim.SGD, float32, DataLoader evaluation; "
+            f"timed over a {prefix}-step prefix plus one evaluation, extrapolated to {STEPS} steps",
+            "prefix_timing": rounded(tr),
+            "priced_s": {k: round(v, 2) for k, v in ref_s.items()},
+        },
+        "ratio": ratio,
+        "ratios": {
+            "logging_every_50_steps": round(ratio, 2),
+            "logging_every_10_steps_priced": round(ref_s["logging_every_10_steps"] / ours_s["logging_every_10_steps"], 2),
+            "logging_steps_0_and_1000_priced": round(ref_s["logging_steps_0_and_1000"] / ours_s["logging_steps_0_and_1000"], 2),
+            "per_training_step": round((tr["train_s"] / tr["steps"]) / (to["train_s"] / to["steps"]), 2),
+            "per_evaluation": round((tr["eval_s"] / tr["evals"]) / (to["eval_s"] / to["evals"]), 2),
+        },
+        "agreement": agreement,
+        "target": target("ratio", ">=", target_ratio, round(ratio, 2)) if target_ratio else None,
+    }
+
+
+def encoder_2000(ctx: Context) -> dict:
+    return _encoder(ctx, 2000, 10)
+
+
+def encoder_500(ctx: Context) -> dict:
+    return _encoder(ctx, 500, None)
+
+
+def _spread(values: list) -> list:
+    """An order that covers the range early (ends, middle, quarters, ...), for a useful partial result."""
+    out, queue = [], [(0, len(values) - 1)]
+    out += [values[0], values[-1]]
+    while queue:
+        lo, hi = queue.pop(0)
+        if hi - lo < 2:
+            continue
+        mid = (lo + hi) // 2
+        out.append(values[mid])
+        queue += [(lo, mid), (mid, hi)]
+    return list(dict.fromkeys(out + values))
+
+
+def encoder_grid(ctx: Context) -> dict:
+    """The encoder heatmap at the paper's settings (39 x 39, mlp_dim 2000, 1000 steps), ours only,
+    one train_runs call per d (a batch of 39 runs). With a time budget (--budget-s) the remaining
+    d are priced from a quadratic fit in d of the measured ones."""
+    if ctx.quick:
+        dims, norms, steps, mlp = [32, 48, 64], [5.0, 20.0, 100.0], 5, 32
+    else:
+        dims = grid({"start": 250, "stop": 5000, "step": 125}, "d")
+        norms = grid({"start": 5, "stop": 100, "step": 2.5}, "signal_norm")
+        steps, mlp = STEPS, MLP_DIM
+    budget = float(ctx.extra.get("budget_s") or 0)
+    per_d, finals = {}, []
+    start = time.perf_counter()
+    partial = ctx.out / "encoder_grid.partial.json"
+    for d in _spread(dims):
+        if budget and per_d and time.perf_counter() - start + _predict(per_d, d) > budget:
+            break
+        specs = [RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, log_every=LOG_EVERY) for m in norms]
+        with timed(ctx.device) as t:
+            runs, _, _ = train_runs(specs, device=ctx.device)
+        per_d[d] = t.wall
+        finals.append(runs[["d", "signal_norm", "train_loss", "test_loss", "train_acc", "test_acc", "status"]])
+        write_result(partial, {"per_d_wall_s": per_d, "elapsed_s": time.perf_counter() - start})
+    measured = sum(per_d.values())
+    missing = [d for d in dims if d not in per_d]
+    priced = measured + sum(_predict(per_d, d) for d in missing)
+    partial.unlink(missing_ok=True)
+    import pandas as pd
+
+    table = pd.concat(finals, ignore_index=True)
+    return {
+        "description": f"encoder heatmap grid: {len(dims)} d x {len(norms)} signal norms = {len(dims) * len(norms)} runs, "
+        f"mlp_dim {mlp}, {steps} steps, logging every {LOG_EVERY} steps",
+        "ours": {"how": "train_runs per d (39 runs each, one batch)", "wall_s_measured": round(measured, 1),
+                 "d_measured": len(per_d), "d_total": len(dims), "complete": not missing,
+                 "wall_s_whole_grid": round(priced, 1), "wall_s_per_d": {str(k): round(v, 2) for k, v in per_d.items()},
+                 "runs_ok": int((table.status == "ok").sum()), "runs_trained": len(table)},  # fmt: skip
+        "reference": None,
+        "ratio": None,
+        "agreement": {"note": "encoder_500 / encoder_2000 check the same code against the reference",
+                      "mean_final_test_acc": float(table.test_acc.mean())},  # fmt: skip
+        "target": target("ours wall seconds for the whole grid", "<=", 600, round(priced, 1)) if not ctx.quick else None,
+    }
+
+
+def _predict(per_d: dict, d: int) -> float:
+    """Seconds for one d batch from the measured ones: least squares in (1, d, d^2), else the mean."""
+    xs = np.array(list(per_d), dtype=float)
+    ys = np.array(list(per_d.values()))
+    if len(xs) >= 3:
+        coef = np.linalg.lstsq(np.stack([np.ones_like(xs), xs, xs**2], 1), ys, rcond=None)[0]
+        return float(max(coef @ np.array([1.0, d, d * d]), ys.min()))
+    return float(ys.mean() * (d / xs.mean()) ** 2) if len(xs) else 0.0
+

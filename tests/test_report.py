@@ -1,0 +1,112 @@
+"""The HTML report of the smoke run, opened in headless Chromium: it loads, it lists every
+figure and table, and a screenshot of it is saved to results/report-screenshot.png.
+
+Run: .venv/bin/python -m pytest tests/test_report.py -v
+Needs the Debian package chromium (bash ci/setup-system.sh); without it the test is skipped.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import pytest
+from smoke_run import SMOKE, local_smoke_run
+from workflow_utils import ROOT, snakemake
+
+SCREENSHOT = ROOT / "results" / "report-screenshot.png"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1600,1000",
+    # The report is a single-page app that draws itself from embedded data: give its
+    # scripts (and the timers below) 10 s of virtual time before the DOM or screenshot is taken.
+    "--virtual-time-budget=10000",
+]
+# Added to a copy of the report: open every result category in turn, as a reader clicking
+# through the menu would, write what the menu listed into <pre id="listing">, and end on
+# the first figure so that the screenshot shows one.
+WALK_THE_MENU = """
+<script>
+window.addEventListener("load", () => {
+  const pages = Object.keys(categories).flatMap((c) => Object.keys(categories[c]).map((s) => [c, s]));
+  const listed = [];
+  const open = ([category, subcategory]) => app.setView({navbarMode: "subcategory", category, subcategory});
+  const step = (i) => {
+    if (i > 0) listed.push(document.querySelector("nav").innerText);
+    if (i < pages.length) {
+      open(pages[i]);
+      setTimeout(() => step(i + 1), 300);
+      return;
+    }
+    const pre = document.createElement("pre");
+    pre.id = "listing";
+    pre.textContent = listed.join("\\n");
+    document.body.appendChild(pre);
+    const [category, subcategory] = pages[0];
+    const figure = categories[category][subcategory].find((path) => path.endsWith(".png"));
+    open(pages[0]);
+    if (figure) app.setView({content: "img", contentPath: results[figure].data_uri, resultPath: figure});
+  };
+  setTimeout(() => step(0), 300);
+});
+</script>
+"""
+
+
+def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def visible_text(dom: str) -> str:
+    body = re.sub(r"<(script|style)\b.*?</\1>", "", dom, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "\n", body))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium not found: install it with `bash ci/setup-system.sh`")
+    done, _ = local_smoke_run(tmp_path_factory)
+    repo = tmp_path_factory.mktemp("report") / "repo"
+    shutil.copytree(done, repo, symlinks=True)
+    out = snakemake(repo, *SMOKE, "--report", "results/report.html", timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    page = repo / "results" / "report-walk.html"
+    page.write_text((repo / "results/report.html").read_text().replace("</body>", WALK_THE_MENU + "</body>"))
+    return repo, page
+
+
+def test_report_lists_every_artifact(report, tmp_path):
+    repo, page = report
+    out = chromium(page, tmp_path / "profile", "--dump-dom")
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = visible_text(out.stdout)
+    assert "Snakemake" in text and "Results" in text, "the report's app did not render"
+    listing = re.search(r'<pre id="listing">(.*?)</pre>', out.stdout, flags=re.S)
+    assert listing, "the menu walk did not finish: the page did not load"
+    listed = html.unescape(listing.group(1))
+    artifacts = sorted(p.name for pattern in ("figures/*.png", "tables/*.csv") for p in (repo / "results").glob(pattern))
+    assert artifacts
+    missing = [name for name in artifacts if name not in listed]
+    assert not missing, f"not listed in the report: {missing}\nlisted:\n{listed}"
+
+
+def test_report_screenshot(report, tmp_path, capsys):
+    _, page = report
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SCREENSHOT.unlink(missing_ok=True)
+    out = chromium(page, tmp_path / "profile", f"--screenshot={SCREENSHOT}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    image = mpimg.imread(SCREENSHOT)
+    assert image.shape[:2] == (1000, 1600)
+    assert image.std() > 0.05, "the screenshot is blank"
+    with capsys.disabled():
+        print(f"\n[report] screenshot of the HTML report: {SCREENSHOT}")

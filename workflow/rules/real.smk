@@ -1,0 +1,141 @@
+"""Real-data half: fetch data sets, cache backbone features, train query/key under label noise."""
+
+
+rule fetch_dataset:
+    """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
+    output:
+        directory("resources/datasets/{dataset}"),
+    params:
+        entry=lambda wc: dataset_entry(wc.dataset),
+        code=FETCH_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/real/fetch_{dataset}.log",
+    script:
+        "../scripts/fetch_dataset.py"
+
+
+rule features_real:
+    """Hidden states entering the backbone's final layer, computed once per (backbone, data set)."""
+    input:
+        "resources/datasets/{dataset}",
+    output:
+        "resources/features/{dataset}.safetensors",
+    params:
+        backbone=lambda wc: backbone_spec(wc.dataset),
+        rows=lambda wc: bc.real_feature_rows(config, wc.dataset),
+        pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
+        code=FEATURES_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/real/features_{dataset}.log",
+    resources:
+        gpu=1,
+    script:
+        "../scripts/features_real.py"
+
+
+rule train_real:
+    """Both phases for one (data set, seed, n) and every eta it needs."""
+    input:
+        features=lambda wc: f"resources/features/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
+    output:
+        runs="results/real/jobs/{cell}/runs.parquet",
+        attention="results/real/jobs/{cell}/attention.parquet",
+    params:
+        cell=lambda wc: REAL_CELLS[wc.cell],
+        entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),
+        protocol=lambda wc: config["real"]["protocol"],
+        code=REAL_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/real/train_{cell}.log",
+    resources:
+        gpu=1,
+    script:
+        "../scripts/train_real.py"
+
+
+rule aggregate_real:
+    input:
+        runs=expand("results/real/jobs/{cell}/runs.parquet", cell=REAL_CELLS),
+        attention=expand("results/real/jobs/{cell}/attention.parquet", cell=REAL_CELLS),
+    output:
+        runs="results/real/runs.parquet",
+        attention="results/real/attention.parquet",
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/real/aggregate.log",
+    script:
+        "../scripts/aggregate_real.py"
+
+
+rule table_real:
+    """Paper Table 2 (eta = 0.1) and Table 6 (eta = 0 and 0.2), with the paper's numbers beside."""
+    input:
+        runs="results/real/runs.parquet",
+        reference="benign/data/reference/table6.csv",
+    output:
+        csv=report(
+            "results/tables/real_eta{etas}.csv",
+            caption="../report/real_table.rst",
+            category="Real data",
+        ),
+        md="results/tables/real_eta{etas}.md",
+    params:
+        etas=lambda wc: [float(e) for e in wc.etas.split("_")],
+        grid=lambda wc: config["real"]["grid"],
+        code=FIGURES_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/tables/real_eta{etas}.log",
+    script:
+        "../scripts/table_real.py"
+
+
+rule figure_real_eta_heatmap:
+    input:
+        runs="results/real/runs.parquet",
+    output:
+        png=report(
+            "results/figures/real_eta_heatmap.png",
+            caption="../report/real_eta_heatmap.rst",
+            category="Real data",
+        ),
+        pdf="results/figures/real_eta_heatmap.pdf",
+    params:
+        sweep=lambda wc: config["real"]["eta_sweep"],
+        code=FIGURES_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/figures/real_eta_heatmap.log",
+    script:
+        "../scripts/figure_real_eta_heatmap.py"
+
+
+rule figure_real_attention_dynamics:
+    input:
+        runs="results/real/runs.parquet",
+        attention="results/real/attention.parquet",
+    output:
+        png=report(
+            "results/figures/real_attention_dynamics.png",
+            caption="../report/real_attention_dynamics.rst",
+            category="Real data",
+        ),
+        pdf="results/figures/real_attention_dynamics.pdf",
+    params:
+        grid=lambda wc: config["real"]["grid"],
+        code=FIGURES_CODE,
+    conda:
+        "../envs/benign.yaml"
+    log:
+        "logs/figures/real_attention_dynamics.log",
+    script:
+        "../scripts/figure_real_attention_dynamics.py"

@@ -1,0 +1,8 @@
+"""Rule aggregate_real: concatenate the real-data job tables."""
+
+from benign.io import log_to
+from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
+
+log_to(snakemake.log[0])
+for name, schema in (("runs", REAL_RUNS), ("attention", REAL_ATTENTION)):
+    write_parquet(read_parquet(snakemake.input[name], schema), schema, snakemake.output[name])

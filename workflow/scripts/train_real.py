@@ -1,0 +1,22 @@
+"""Rule train_real: phase 1 (head, clean) and phase 2 (query/key, noisy) for one cell, every eta."""
+
+import torch
+
+from benign.io import log_to
+from benign.real.protocol import run_cell
+from benign.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
+
+log_to(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
+cell, protocol = snakemake.params.cell, snakemake.params.protocol
+runs, attention = run_cell(
+    snakemake.input.features,
+    snakemake.params.entry,
+    n=cell["n"],
+    etas=cell["etas"],
+    seed=cell["seed"],
+    code_version=snakemake.params.code,
+    **protocol,
+)
+write_parquet(runs, REAL_RUNS, snakemake.output.runs)
+write_parquet(attention, REAL_ATTENTION, snakemake.output.attention)
