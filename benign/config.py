@@ -306,7 +306,8 @@ def real_cells(cfg: dict) -> dict[str, dict]:
     for name in real_datasets(cfg):
         entry = real["datasets"][name]
         check_dataset(name, entry, real["backbones"])
-        wanted = [(seed, n, list(etas)) for seed in seeds for n in ns]
+        dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
+        wanted = [(seed, n, list(etas)) for seed in seeds for n in dataset_ns]
         if sweep:
             wanted.append((sweep["seed"], sweep["n"], sweep_etas))
         for seed, n, cell_etas in wanted:
