@@ -57,26 +57,42 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
     }
 
 
-def cls_forward(P: dict[str, torch.Tensor], X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+# The d x d (and d x mlp_dim) matrices. Their gradients are outer products of a matmul's
+# input and output gradient, so training applies them in place (baddbmm_) instead of
+# materialising a gradient tensor per matrix: half the memory traffic of a plain step.
+MATRICES = {"Wq": ("a_cls1", "q0"), "Wk": ("q0", "kq1"), "Wv": ("mix", "hv"), "W1": ("m", "pre1"), "W2": ("act", "out2")}
+
+
+def cls_forward(P: dict[str, torch.Tensor], X: torch.Tensor, keep: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Batched [CLS]-only forward. P: tensors with a leading run dimension B; X: (B, n, T, d).
 
-    Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)).
+    Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)). With
+    ``keep``, the inputs and outputs of the matrix products are stored in it (see MATRICES).
     """
     B, n, T, d = X.shape
     ln1 = lambda z: F.layer_norm(z, (d,)) * P["ln1_w"][:, None, None] + P["ln1_b"][:, None, None]  # noqa: E731
     a_cls = F.layer_norm(P["cls"], (d,)) * P["ln1_w"] + P["ln1_b"]  # (B, d)
     a_tok = ln1(X)  # (B, n, T, d)
-    q0 = torch.bmm(a_cls.unsqueeze(1), P["Wq"]).squeeze(1)  # (B, d)
-    kq = torch.bmm(P["Wk"], q0.unsqueeze(-1)).squeeze(-1)  # W_k q0: scores are a_j . kq
+    q0 = torch.bmm(a_cls.unsqueeze(1), P["Wq"])  # (B, 1, d)
+    kq = torch.bmm(q0, P["Wk"].transpose(1, 2))  # (W_k q0)^T: scores are a_j . W_k q0
+    if keep is not None:
+        keep.update(a_cls1=a_cls.unsqueeze(1), q0=q0, kq1=kq)
+    q0, kq = q0.squeeze(1), kq.squeeze(1)
     scale = 1.0 / math.sqrt(d)
     s_cls = (a_cls * kq).sum(-1, keepdim=True) * scale  # (B, 1)
     s_tok = torch.bmm(a_tok.reshape(B, n * T, d), kq.unsqueeze(-1)).view(B, n, T) * scale
     att = torch.softmax(torch.cat([s_cls.unsqueeze(1).expand(B, n, 1), s_tok], dim=-1), dim=-1)
     mix_tok = torch.bmm(att[..., 1:].reshape(B * n, 1, T), a_tok.reshape(B * n, T, d)).view(B, n, d)
     mix = att[..., :1] * a_cls.unsqueeze(1) + mix_tok
-    h = P["cls"].unsqueeze(1) + torch.bmm(mix, P["Wv"])  # (B, n, d)
+    hv = torch.bmm(mix, P["Wv"])  # (B, n, d)
+    h = P["cls"].unsqueeze(1) + hv
     m = F.layer_norm(h, (d,)) * P["ln2_w"][:, None] + P["ln2_b"][:, None]
-    h = h + torch.bmm(F.gelu(torch.bmm(m, P["W1"]) + P["b1"][:, None]), P["W2"]) + P["b2"][:, None]
+    pre1 = torch.bmm(m, P["W1"])
+    act = F.gelu(pre1 + P["b1"][:, None])
+    out2 = torch.bmm(act, P["W2"])
+    if keep is not None:
+        keep.update(mix=mix, hv=hv, m=m, pre1=pre1, act=act, out2=out2)
+    h = h + out2 + P["b2"][:, None]
     out = F.layer_norm(h, (d,)) * P["lnf_w"][:, None] + P["lnf_b"][:, None]
     f = torch.bmm(out, P["head_w"].unsqueeze(-1)).squeeze(-1) + P["head_b"][:, None]
     return f, att
@@ -127,7 +143,10 @@ class EncoderBatch:
             **kw
         )
         one = init_params(d, mlp_dim, seed)
-        self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())).requires_grad_(True) for k, v in one.items()}
+        self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())) for k, v in one.items()}
+        self.small = [k for k in PARAM_NAMES if k not in MATRICES]
+        for k in self.small:
+            self.P[k].requires_grad_(True)
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
 
     def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -144,16 +163,23 @@ class EncoderBatch:
         return torch.cat(out, dim=1)
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
-        f, att = cls_forward(self.P, self.X)
+        """One gradient-descent step on every parameter; returns the outputs before the update."""
+        keep: dict[str, torch.Tensor] = {}
+        f, att = cls_forward(self.P, self.X, keep)
         loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses
-        grads = torch.autograd.grad(loss, list(self.P.values()))
+        outputs = [keep[out] for _, out in MATRICES.values()]
+        grads = torch.autograd.grad(loss, [self.P[k] for k in self.small] + outputs)
+        small, by_output = grads[: len(self.small)], dict(zip([o for _, o in MATRICES.values()], grads[len(self.small) :]))
         with torch.no_grad():
-            uniform = bool((self.lr == self.lr[0]).all())
-            for p, g in zip(self.P.values(), grads):
-                if uniform:  # in place, no temporaries
-                    p.sub_(g, alpha=float(self.lr[0]))
-                else:
-                    p.sub_(self.lr.view(-1, *([1] * (p.dim() - 1))) * g)
+            for k, g in zip(self.small, small):
+                self.P[k].sub_(self.lr.view(-1, *([1] * (g.dim() - 1))) * g)
+            for name, (inp, out) in MATRICES.items():
+                grad_out = by_output[out] * self.lr.view(-1, 1, 1)  # dL/d(x W) scaled by each run's lr
+                x = keep[inp].detach()
+                if name == "Wk":  # kq^T = q0 W_k^T: grad W_k = (dL/dkq)^T q0
+                    self.P[name].baddbmm_(grad_out.transpose(1, 2), x, alpha=-1.0)
+                else:  # y = x W: grad W = x^T dL/dy
+                    self.P[name].baddbmm_(x.transpose(1, 2), grad_out, alpha=-1.0)
         return f.detach(), att.detach()
 
     def state(self) -> dict[str, torch.Tensor]:
