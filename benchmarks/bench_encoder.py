@@ -167,9 +167,11 @@ def encoder_grid(ctx: Context) -> dict:
     start = time.perf_counter()
     partial = ctx.out / "encoder_grid.partial.json"
     for d in _spread(dims):
-        if budget and per_d and time.perf_counter() - start + _predict(per_d, d) > budget:
+        # Three measured d (the ends and the middle) before the budget is checked: the fit needs them.
+        if budget and len(per_d) >= 3 and time.perf_counter() - start + _predict(per_d, d) > budget:
             break
-        specs = [RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, log_every=LOG_EVERY) for m in norms]
+        # Heatmap runs log at steps 0 and the end only (benign.config.synthetic_jobs).
+        specs = [RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, setting="heatmap") for m in norms]
         with timed(ctx.device) as t:
             runs, _, _ = train_runs(specs, device=ctx.device)
         per_d[d] = t.wall
@@ -184,7 +186,7 @@ def encoder_grid(ctx: Context) -> dict:
     table = pd.concat(finals, ignore_index=True)
     return {
         "description": f"encoder heatmap grid: {len(dims)} d x {len(norms)} signal norms = {len(dims) * len(norms)} runs, "
-        f"mlp_dim {mlp}, {steps} steps, logging every {LOG_EVERY} steps",
+        f"mlp_dim {mlp}, {steps} steps, logging at steps 0 and {steps} (as the workflow's heatmap jobs)",
         "ours": {"how": "train_runs per d (39 runs each, one batch)", "wall_s_measured": round(measured, 1),
                  "d_measured": len(per_d), "d_total": len(dims), "complete": not missing,
                  "wall_s_whole_grid": round(priced, 1), "wall_s_per_d": {str(k): round(v, 2) for k, v in per_d.items()},
@@ -193,7 +195,8 @@ def encoder_grid(ctx: Context) -> dict:
         "ratio": None,
         "agreement": {"note": "encoder_500 / encoder_2000 check the same code against the reference",
                       "mean_final_test_acc": float(table.test_acc.mean())},  # fmt: skip
-        "target": target("ours wall seconds for the whole grid", "<=", 600, round(priced, 1)) if not ctx.quick else None,
+        # gpu_suite.sh gives the grid 300 s of its 10 minutes.
+        "target": target("ours wall seconds for the whole grid", "<=", budget or 300, round(priced, 1)) if not ctx.quick else None,
     }
 
 

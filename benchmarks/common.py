@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+class Skip(RuntimeError):
+    """A benchmark that cannot run here (a missing asset or tool); recorded, not a failure."""
+
+
 @dataclass
 class Context:
     """What a benchmark is asked to do: quick (small sizes, only checks that it runs) or real."""

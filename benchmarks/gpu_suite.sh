@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The benchmark suite on a CUDA machine, in under 10 minutes, including the encoder heatmap grid
+# at the paper's settings (39 d x 39 signal norms = 1521 runs, mlp_dim 2000, 1000 steps, one
+# train_runs call per d; on CUDA the library trains in float32). Results: benchmarks/results/gpu/.
+#
+#   bash benchmarks/gpu_suite.sh           # on the GPU machine
+#   bash benchmarks/gpu_suite.sh --quick   # toy sizes on whatever device there is (the CPU on a
+#                                          # machine without CUDA): checks that the script runs;
+#                                          # results in results/gpu/quick/
+#
+# Order: the encoder grid first (the item that needs the GPU), with a budget (GRID_BUDGET_S,
+# default 300 s): if it has not finished by then, the remaining d are priced from a quadratic
+# fit in d of the measured ones and the JSON says so (complete: false). Then the other
+# benchmarks, each skipped once the whole script has used DEADLINE_S (default 570 s).
+# Every benchmark writes its JSON as soon as it ends, so a killed run keeps what finished.
+#
+# Needs python with a CUDA build of torch and this project importable (PYTHON=... to choose
+# the interpreter). snakemake (dry_run) and transformers with the offline MiniLM assets
+# (real_phase2) are optional: when missing, the benchmark is recorded as skipped.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+THREADS="${THREADS:-4}"
+GRID_BUDGET_S="${GRID_BUDGET_S:-300}"
+DEADLINE_S="${DEADLINE_S:-570}"
+OUT="${OUT:-benchmarks/results/gpu}"
+QUICK=()
+if [ "${1:-}" = "--quick" ] || [ "${1:-}" = "--dry" ]; then
+  QUICK=(--quick)
+  OUT="$OUT/quick"
+fi
+mkdir -p "$OUT"
+
+"$PY" - <<'EOF'
+import torch
+print("torch", torch.__version__, "| CUDA available:", torch.cuda.is_available(),
+      "|", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "running on CPU")
+EOF
+
+start=$(date +%s)
+run() {
+  local name=$1
+  shift
+  local used=$(($(date +%s) - start))
+  if [ "$used" -ge "$DEADLINE_S" ]; then
+    echo "skipping $name: ${used}s used of the ${DEADLINE_S}s deadline"
+    return 0
+  fi
+  # A failing benchmark is reported and the suite goes on.
+  "$PY" -m benchmarks --only "$name" --threads "$THREADS" --out "$OUT" --no-render "${QUICK[@]}" "$@" ||
+    echo "$name failed"
+}
+
+run encoder_grid --budget-s "$GRID_BUDGET_S"
+# The rest, most informative first (dry_run does not use the GPU: the CPU suite has it too).
+for name in token_single encoder_2000 token_grid real_phase2 token_row encoder_500 dry_run; do
+  run "$name"
+done
+"$PY" -m benchmarks.render >/dev/null || echo "rendering the README table failed"
+echo "done in $(($(date +%s) - start)) s; results in $OUT"

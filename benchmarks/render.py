@@ -1,0 +1,125 @@
+"""Render the results table of benchmarks/README.md from the JSON files in benchmarks/results/
+(and benchmarks/results/gpu/ when present). Run: .venv/bin/python -m benchmarks.render"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from benchmarks.common import RESULTS
+
+README = Path(__file__).resolve().parent / "README.md"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+ORDER = ["token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "real_phase2", "dry_run"]
+
+
+def _s(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:,.0f} s"
+    return f"{x:.3g} s" if x >= 0.1 else f"{x * 1000:.3g} ms"
+
+
+def _e(x: float) -> str:
+    return f"{x:.1e}"
+
+
+def _cells(r: dict) -> tuple[str, str, str, str]:
+    """(ours, reference, ratio, agreement) for one result."""
+    name, o, ref, ag = r["name"], r.get("ours") or {}, r.get("reference") or {}, r.get("agreement") or {}
+    ratio = f"**{r['ratio']:.1f}x**" if r.get("ratio") else "-"
+    if name == "token_single":
+        f32 = ag["float32_reference_vs_ours"]
+        ours = f"{_s(o['default_logging_steps_0_and_1000']['wall_s'])} (logging every step: {_s(o['logging_every_step']['wall_s'])})"
+        refs = f"{_s(ref['wall_s_logging_every_step'])} ({ref['measured']})"
+        ratio += f"; like for like: {r['ratios']['like_for_like_both_logging_every_step']}x every step, " \
+                 f"{r['ratios']['like_for_like_both_logging_steps_0_and_1000']}x ends only"
+        agree = (f"float32 ref: max abs loss diff {_e(max(f32['max_abs_train_loss_diff'], f32['max_abs_test_loss_diff']))}, "
+                 f"accuracy differs at {f32['steps_with_train_acc_differing'] + f32['steps_with_test_acc_differing']} "
+                 f"of {f32['steps_compared']} steps; float64 ref: "
+                 f"{_e(ag['float64_reference_vs_ours_prefix']['max_abs_train_loss_diff'])}")
+    elif name in ("token_row", "token_grid"):
+        ours = _s(o["wall_s"])
+        refs = f"{_s(ref['wall_s_logging_every_step'])} (extrapolated)"
+        ratio += f"; ends-only logging: {r['ratios']['like_for_like_both_logging_at_0_and_end']}x"
+        if name == "token_row":
+            agree = f"final loss max abs diff {_e(ag['max_abs_final_loss_diff'])} ({len(ag['cells'])} cells), " \
+                    f"accuracy {'equal' if all(c['acc_equal'] for c in ag['cells']) else 'DIFFERS'}"
+        else:
+            agree = f"{ag['runs_ok']}/{ag['runs']} runs finite"
+    elif name.startswith("encoder_") and name != "encoder_grid":
+        full = o.get("measured_full")
+        ours = _s(full["wall_s"]) if full else f"{_s(o['priced_from_prefix_s']['logging_every_50_steps'])} (priced)"
+        refs = f"{_s(ref['priced_s']['logging_every_50_steps'])} (extrapolated)"
+        ratio += f"; per step {r['ratios']['per_training_step']}x, per evaluation {r['ratios']['per_evaluation']}x"
+        f32 = ag["float32"]
+        agree = f"float32, {ag['prefix_steps']} steps: max abs loss diff {_e(f32['max_abs_step_loss_diff'])}; " \
+                f"float64: {_e(ag['float64']['max_abs_step_loss_diff'])}"
+    elif name == "encoder_grid":
+        ours = f"{_s(o['wall_s_whole_grid'])}" + ("" if o["complete"] else f" ({o['d_measured']}/{o['d_total']} d measured, rest priced)")
+        refs, agree = "-", f"{o['runs_ok']}/{o['runs_trained']} runs finite"
+    elif name == "real_phase2":
+        ours = f"{_s(o['s_per_epoch'])}/epoch"
+        refs = f"{_s(ref['s_per_epoch'])}/epoch"
+        agree = f"epoch loss max abs diff {_e(ag['epoch_loss_max_abs_diff'])}, logits {_e(ag['logits_max_abs_diff_before_training'])}"
+    elif name == "dry_run":
+        ours = ", ".join(f"{k.replace('_', ' ')} {_s(v['median_wall_s'])}" for k, v in o.items())
+        refs, agree = "-", "-"
+    else:
+        ours, refs, agree = "?", "?", "?"
+    return ours, refs, ratio, agree
+
+
+def table(folder: Path) -> str:
+    rows = []
+    for name in ORDER:
+        path = folder / f"{name}.json"
+        if not path.exists():
+            continue
+        r = json.loads(path.read_text())
+        if "machine" not in r:  # e.g. benchmarks/real_phase2.py run on its own writes its own format
+            rows.append(f"| {name} | not written by the suite: run `python -m benchmarks --only {name}` | | | | | | |")
+            continue
+        if r.get("skipped"):
+            rows.append(f"| {name} | skipped: {r['skipped']} | | | | | | |")
+            continue
+        ours, refs, ratio, agree = _cells(r)
+        t = r.get("target")
+        tgt = f"{t['op']} {t['value']}: {'met' if t['met'] else '**missed**'}" if t else "-"
+        m = r["machine"]
+        mem = f"{r['peak_memory']['ru_maxrss_mb']:,.0f}"
+        if "cuda_max_memory_allocated_mb" in r["peak_memory"]:
+            mem += f" (GPU {r['peak_memory']['cuda_max_memory_allocated_mb']:,.0f})"
+        rows.append(f"| {name} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |")
+    if not rows:
+        return ""
+    machines = [json.loads((folder / f"{n}.json").read_text()).get("machine") for n in ORDER if (folder / f"{n}.json").exists()]
+    any_r = next((m for m in machines if m), None)
+    if any_r is None:
+        return "\n".join(rows)
+    where = any_r.get("cuda_device") or f"{any_r['processor']}, {any_r['cpu_count']} CPUs"
+    head = (f"Machine: {where}; torch {any_r['torch_version']}; device {any_r['device']}.\n\n"
+            "| benchmark | ours | reference | ratio | target | agreement | peak RSS MB | threads |\n"
+            "|---|---|---|---|---|---|---|---|")
+    return head + "\n" + "\n".join(rows)
+
+
+def render_readme() -> None:
+    parts = []
+    cpu = table(RESULTS)
+    if cpu:
+        parts.append("### CPU\n\n" + cpu)
+    gpu = table(RESULTS / "gpu")
+    if gpu:
+        parts.append("### GPU\n\n" + gpu)
+    body = "\n\n".join(parts) or "(no results yet: run the suite)"
+    text = README.read_text() if README.exists() else f"{START}\n{END}\n"
+    new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: f"{START}\n{body}\n{END}", text, flags=re.S)
+    README.write_text(new)
+
+
+if __name__ == "__main__":
+    render_readme()
+    print(f"wrote the results table of {README}")
