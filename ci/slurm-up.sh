@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Start a real single-node SLURM cluster on localhost for tests/test_slurm.py
 # (Debian 12 packages, run as root, works without systemd).
-#   FAKE_GPUS=N     advertise N fake GPUs as GRES gpu:fake:N (default 2; 0 = none), so that
+#   FAKE_GPUS=N     advertise N fake GPUs as GRES gpu:fake:N (default 4; 0 = none), so that
 #                   jobs requesting GPUs are scheduled; they see CUDA_VISIBLE_DEVICES but no CUDA
 #   NODE_CPUS=C     CPUs the node offers to jobs (default 8; not enforced, so jobs share the
 #                   machine's real cores)
-#   NODE_MEM_MB=M   memory the node offers to jobs (default 16000; not enforced)
+#   NODE_MEM_MB=M   memory the node offers to jobs (default 32000; not enforced)
 # The node looks like a small compute node whatever the machine has, so the requests in
 # profiles/slurm are all valid here.
 # There is no accounting database, so `sacct` does not work: clients must poll with squeue
@@ -13,9 +13,9 @@
 # Idempotent: a second call only (re)starts the daemons that are not running.
 # Stop everything with ci/slurm-down.sh.
 set -euo pipefail
-FAKE_GPUS=${FAKE_GPUS:-2}
+FAKE_GPUS=${FAKE_GPUS:-4}
 NODE_CPUS=${NODE_CPUS:-8}
-NODE_MEM_MB=${NODE_MEM_MB:-16000}
+NODE_MEM_MB=${NODE_MEM_MB:-32000}
 HOST=$(hostname -s)
 export DEBIAN_FRONTEND=noninteractive
 

@@ -4,7 +4,7 @@ and what is allowed, and without creating results/.
 Each case is what a user would write: a config file given after config/smoke.yaml that sets
 only the bad key (Snakemake merges it over the smoke config). A key that is missing cannot
 be expressed that way (the merge keeps the key of config/config.yaml), so those cases replace
-config/config.yaml with the smoke config less that key.
+config/config.yaml with the merged smoke config less that key.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 from workflow_utils import copy_repo, snakemake
+
+from benign import config as bc
 
 # (id, the user's extra config file, substrings the error must contain)
 BAD = [
@@ -63,6 +66,26 @@ BAD = [
     ("boundary-constant-negative", "synthetic: {boundaries: {c1: -1}}", ["synthetic.boundaries.c1", "-1", "must be > 0"]),
     ("lambda-zero", "synthetic: {projection: {lambdas: {benign: 0}}}", ["synthetic.projection.lambdas.benign", "= 0:", "must be > 0"]),
     ("checkpoint-every-negative", "synthetic: {checkpoint_every: -1}", ["synthetic.checkpoint_every", "-1", "must be >= 0"]),
+    # real data (the smoke config: mnist and rotten, 80 training rows each, pretrain_size 40, n in [8, 16])
+    ("real-dataset-unknown", "real: {use: [mnist, cifar100]}", ["real.use", "'cifar100'", "not in real.datasets", "fashion_mnist"]),
+    ("real-use-duplicates", "real: {use: [mnist, mnist]}", ["real.use", "['mnist', 'mnist']", "repeated: ['mnist']"]),
+    ("real-backbone-unknown", "real: {datasets: {mnist: {backbone: vit_b16}}}", ["real.datasets.mnist.backbone", "'vit_b16'", "not among real.backbones", "dinov2_small"]),
+    ("real-backbone-kind-unknown", "real: {backbones: {minilm: {kind: onnx}}}", ["real.backbones.minilm.kind", "'onnx'", "must be one of", "'gt_minilm'"]),
+    ("real-hub-backbone-without-id", "real: {backbones: {minilm: {kind: hub}}}", ["real.backbones.minilm.id is missing", "real.backbones.minilm.modality is missing", "a hub backbone"]),
+    ("real-local-backbone-without-path", "real: {backbones: {minilm: {kind: local, modality: text}}}", ["real.backbones.minilm.path is missing", "folder"]),
+    ("real-modality-against-backbone", "real: {datasets: {rotten: {modality: image}}}", ["real.datasets.rotten.modality", "'image'", "'minilm' reads text"]),
+    ("real-source-kind-unknown", "real: {datasets: {rotten: {source: {kind: kaggle}}}}", ["real.datasets.rotten.source.kind", "'kaggle'", "must be one of", "'huggingface'"]),
+    ("real-n-larger-than-split", "real: {datasets: {rotten: {train_size: 30, pretrain_size: 1}}, grid: {n: [8, 40]}}", ["real.datasets.rotten", "pretrain_size 1 + n 40 = 41", "training split of 30 rows"]),
+    ("real-pretrain-plus-n-larger-than-split", "real: {datasets: {mnist: {pretrain_size: 70}}}", ["real.datasets.mnist", "pretrain_size 70 + n 16 = 86", "training split of 80 rows"]),
+    ("real-sweep-n-larger-than-split", "real: {eta_sweep: {n: 100}}", ["real.datasets.mnist", "n 100", "training split of 80 rows"]),
+    ("real-dataset-n-outside-grid", "real: {datasets: {mnist: {n: [8, 32]}}}", ["real.datasets.mnist.n", "[8, 32]", "subset of real.grid.n"]),
+    ("real-grid-eta-one", "real: {grid: {eta: [0.0, 1.0]}}", ["real.grid.eta[1]", "1.0", "must be < 1"]),
+    ("real-grid-n-zero", "real: {grid: {n: [0, 8]}}", ["real.grid.n[0]", "= 0:", "must be >= 1"]),
+    ("real-one-class", "real: {datasets: {rotten: {classes: [fresh]}}}", ["real.datasets.rotten.classes", "['fresh']", "at least 2"]),
+    ("real-sweep-stop-one", "real: {eta_sweep: {eta: {start: 0.0, stop: 1.0, step: 0.1}}}", ["real.eta_sweep.eta.stop", "1.0", "must be < 1"]),
+    ("real-sweep-stop-below-start", "real: {eta_sweep: {eta: {start: 0.2, stop: 0.1, step: 0.1}}}", ["real.eta_sweep.eta", "stop (0.1) is below start (0.2)"]),
+    ("real-batch-size-zero", "real: {protocol: {batch_size: 0}}", ["real.protocol.batch_size", "= 0:", "must be >= 1"]),
+    ("real-unknown-dataset-key", "real: {datasets: {mnist: {train_rows: 5}}}", ["real.datasets.mnist.train_rows", "unknown key", "train_size"]),
 ]
 
 # (id, path of the key removed from the smoke config, substrings the error must contain)
@@ -71,6 +94,7 @@ MISSING = [
     ("missing-eta", ["synthetic", "defaults", "eta"], ["config key synthetic.defaults.eta is missing", "required"]),
     ("missing-heatmap", ["synthetic", "token", "heatmap"], ["config key synthetic.token.heatmap is missing", "required"]),
     ("missing-lambdas", ["synthetic", "projection", "lambdas"], ["config key synthetic.projection.lambdas is missing", "required"]),
+    ("missing-real-backbone", ["real", "datasets", "mnist", "backbone"], ["config key real.datasets.mnist.backbone is missing", "required"]),
 ]
 
 # legal but suspicious: the run goes ahead, with a warning that names the key and the value
@@ -80,8 +104,8 @@ WARN = [
 ]
 
 # the real run (--cores 1) is tried for a few representative cases: schema, library check,
-# non-finite value, missing key
-REAL_RUN = {"eta-one", "grid-stop-below-start", "lr-nan", "mlp-dim-on-token-model", "missing-mlp-dim"}
+# non-finite value, missing key, a real-data size
+REAL_RUN = {"eta-one", "grid-stop-below-start", "lr-nan", "mlp-dim-on-token-model", "missing-mlp-dim", "real-pretrain-plus-n-larger-than-split"}
 
 
 def outcome(repo: Path, name: str, args: tuple[str, ...]) -> dict[str, tuple[int, str, bool]]:
@@ -97,7 +121,8 @@ def outcome(repo: Path, name: str, args: tuple[str, ...]) -> dict[str, tuple[int
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory, root) -> dict[str, dict]:
     """Every case in its own copy of the repository, a few at a time (a dry run is mostly parsing)."""
-    smoke = yaml.safe_load((root / "config/smoke.yaml").read_text())
+    smoke = yaml.safe_load((root / "config/config.yaml").read_text())
+    update_config(smoke, yaml.safe_load((root / "config/smoke.yaml").read_text()))  # as Snakemake merges them
     work = []
     for name, extra, _ in BAD + WARN:
         repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
@@ -127,16 +152,19 @@ def assert_refused(result: dict[str, tuple[int, str, bool]], expect: list[str]) 
         assert not made_results, f"{mode}: results/ was created"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
 def test_bad_value_is_refused(outcomes, name, extra, expect):
     assert_refused(outcomes[name], expect)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
 def test_missing_key_is_refused(outcomes, name, key, expect):
     assert_refused(outcomes[name], expect)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, extra, expect", WARN, ids=[c[0] for c in WARN])
 def test_suspicious_value_warns(outcomes, name, extra, expect):
     ((code, text, _),) = outcomes[name].values()
@@ -145,6 +173,7 @@ def test_suspicious_value_warns(outcomes, name, extra, expect):
         assert part in text, f"{part!r} not in\n{text[-3000:]}"
 
 
+@pytest.mark.slow
 def test_real_runs_are_tried(outcomes):
     assert {name for name, result in outcomes.items() if "--cores 1" in result} == REAL_RUN
 
@@ -153,3 +182,11 @@ def test_cases_are_distinct():
     names = [c[0] for c in BAD + MISSING + WARN]
     assert len(names) == len(set(names))
     assert len({c[1] for c in BAD}) == len(BAD)
+
+
+def test_backbone_modalities_agree_with_the_loader():
+    """The config check knows which modality the offline backbone kinds read; so does the loader."""
+    from benign.real.backbones import KIND_DEFAULTS
+
+    assert bc.BACKBONE_MODALITY == {k: v["modality"] for k, v in KIND_DEFAULTS.items() if "modality" in v}
+    assert set(bc.BACKBONE_KINDS) == set(KIND_DEFAULTS)

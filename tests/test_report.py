@@ -36,11 +36,15 @@ window.addEventListener("load", () => {
   const pages = Object.keys(categories).flatMap((c) => Object.keys(categories[c]).map((s) => [c, s]));
   const listed = [];
   const open = ([category, subcategory]) => app.setView({navbarMode: "subcategory", category, subcategory});
+  const later = (f) => setTimeout(f, 300);
   const step = (i) => {
-    if (i > 0) listed.push(document.querySelector("nav").innerText);
     if (i < pages.length) {
       open(pages[i]);
-      setTimeout(() => step(i + 1), 300);
+      later(() => {
+        listed.push(document.querySelector("nav").innerText);
+        app.setView({navbarMode: "menu"});  // back to the menu, as a reader would
+        later(() => step(i + 1));
+      });
       return;
     }
     const pre = document.createElement("pre");
@@ -49,10 +53,10 @@ window.addEventListener("load", () => {
     document.body.appendChild(pre);
     const [category, subcategory] = pages[0];
     const figure = categories[category][subcategory].find((path) => path.endsWith(".png"));
-    open(pages[0]);
-    if (figure) app.setView({content: "img", contentPath: results[figure].data_uri, resultPath: figure});
+    const shown = figure ? {content: "img", contentPath: results[figure].data_uri, resultPath: figure} : {};
+    app.setView({navbarMode: "subcategory", category, subcategory, ...shown});
   };
-  setTimeout(() => step(0), 300);
+  later(() => step(0));
 });
 </script>
 """
@@ -65,9 +69,11 @@ def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
-def visible_text(dom: str) -> str:
-    body = re.sub(r"<(script|style)\b.*?</\1>", "", dom, flags=re.S)
-    return html.unescape(re.sub(r"<[^>]+>", "\n", body))
+def rendered_app(dom: str) -> str:
+    """The text of what the report's scripts drew into <div id="app">."""
+    app = dom[dom.index('<div id="app">'):]
+    app = re.sub(r"<(script|style)\b.*?</\1>", "", app, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "\n", app))
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +86,8 @@ def report(tmp_path_factory):
     out = snakemake(repo, *SMOKE, "--report", "results/report.html", timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     page = repo / "results" / "report-walk.html"
-    page.write_text((repo / "results/report.html").read_text().replace("</body>", WALK_THE_MENU + "</body>"))
+    head, tail = (repo / "results/report.html").read_text().rsplit("</body>", 1)  # the last one: scripts hold others
+    page.write_text(head + WALK_THE_MENU + "</body>" + tail)
     return repo, page
 
 
@@ -88,12 +95,12 @@ def test_report_lists_every_artifact(report, tmp_path):
     repo, page = report
     out = chromium(page, tmp_path / "profile", "--dump-dom")
     assert out.returncode == 0, out.stderr[-3000:]
-    text = visible_text(out.stdout)
-    assert "Snakemake" in text and "Results" in text, "the report's app did not render"
+    app = rendered_app(out.stdout)
+    assert "Snakemake" in app and "Results" in app, "the report's app did not render"
     listing = re.search(r'<pre id="listing">(.*?)</pre>', out.stdout, flags=re.S)
     assert listing, "the menu walk did not finish: the page did not load"
     listed = html.unescape(listing.group(1))
-    artifacts = sorted(p.name for pattern in ("figures/*.png", "tables/*.csv") for p in (repo / "results").glob(pattern))
+    artifacts = sorted(str(p.relative_to(repo)) for pattern in ("figures/*.png", "tables/*.csv") for p in (repo / "results").glob(pattern))
     assert artifacts
     missing = [name for name in artifacts if name not in listed]
     assert not missing, f"not listed in the report: {missing}\nlisted:\n{listed}"

@@ -1,6 +1,10 @@
 """The workflow on a real SLURM cluster: jobs go through sbatch, their results equal a local
 run's, and a failed job or one past its time limit ends the run with an error, never a hang.
 
+The smoke config runs through SLURM up to its metrics tables: every training job (the GPU
+rules) goes through sbatch; the figures, rendered from those tables, are left to the local
+run and the report test.
+
 Needs a running cluster, e.g. the single-node one of the CI:
     bash ci/slurm-up.sh && .venv/bin/python -m pytest -m slurm -v ; bash ci/slurm-down.sh
 Without one, these tests are skipped and say why.
@@ -28,14 +32,16 @@ pytestmark = pytest.mark.slurm
 
 # Test-only settings on top of profiles/slurm: poll job states with squeue (the CI cluster
 # has no accounting database, so sacct, the plugin's default, would fail and Snakemake would
-# wait forever), start polling after 1 s instead of 40 s, poll every 2 s, keep every job's
-# SLURM log.
+# wait forever), poll first after 1 s instead of 40 s, keep every job's SLURM log. After a
+# poll that finds no job finished, the plugin waits 10 s longer before the next one (up to
+# 180 s), so each step of the workflow costs tens of seconds of waiting here.
 FAST_STATUS = (
     "--slurm-status-command", "squeue",
     "--slurm-init-seconds-before-status-checks", "1",
-    "--seconds-between-status-checks", "2",
     "--slurm-keep-successful-logs",
 )
+# The smoke config up to its metrics tables.
+METRICS = ("--until", "aggregate_synthetic", "aggregate_real")
 SMOKE_KILL_AFTER = 600  # seconds before `timeout -s KILL` ends a hung smoke run
 TOY_KILL_AFTER = 300
 SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+)")
@@ -172,7 +178,7 @@ def runs(tmp_path_factory):
     started = {
         "failing": Run(toy_workflow(base / "failing", FAILING), kill_after=TOY_KILL_AFTER),
         "over_time": Run(toy_workflow(base / "over_time", OVER_TIME), kill_after=TOY_KILL_AFTER),
-        "smoke": Run(copy_repo(base / "smoke"), *SMOKE, kill_after=SMOKE_KILL_AFTER),
+        "smoke": Run(copy_repo(base / "smoke"), *SMOKE, *METRICS, kill_after=SMOKE_KILL_AFTER),
     }
     try:
         started["local"] = local_smoke_run(tmp_path_factory)
@@ -196,21 +202,22 @@ def test_smoke_jobs_run_through_sbatch(runs, capsys):
         assert (state, workdir) == ("COMPLETED", str(repo)), job_id
     # every training job ran inside one of those SLURM jobs, not on the submitting machine
     slurm_logs = "\n".join(p.read_text() for p in (repo / ".snakemake/slurm_logs").rglob("*.log"))
-    trained = sorted(p.name for p in (repo / "results/synthetic/jobs").iterdir())
-    assert trained
-    for name in trained:
-        assert f"wildcards: job={name}\n" in slurm_logs, f"training job {name} is in no SLURM log"
+    trained = [f"job={p.name}" for p in (repo / "results/synthetic/jobs").iterdir()]
+    trained += [f"cell={p.name}" for p in (repo / "results/real/jobs").iterdir()]
+    assert any(t.startswith("job=") for t in trained) and any(t.startswith("cell=") for t in trained), trained
+    for wildcards in trained:
+        assert f"wildcards: {wildcards}\n" in slurm_logs, f"training job {wildcards} is in no SLURM log"
     _, local_seconds = runs["local"]
-    report(capsys, f"smoke config: {smoke.seconds:.0f} s through SLURM ({len(ids)} submissions), "
-                   f"{local_seconds:.0f} s locally with --cores 2")
+    report(capsys, f"smoke config up to the metrics: {smoke.seconds:.0f} s through SLURM ({len(ids)} submissions); "
+                   f"all of it locally with --cores 2: {local_seconds:.0f} s")
 
 
 def test_smoke_metrics_equal_local_run(runs):
     assert runs["smoke"].finish().returncode == 0
     local, _ = runs["local"]
     slurm = runs["smoke"].cwd
-    tables = sorted(p.relative_to(local) for p in (local / "results").rglob("*.parquet"))
-    assert len(tables) >= 6, tables
+    tables = sorted(p.relative_to(slurm) for p in (slurm / "results").rglob("*.parquet"))
+    assert len(tables) >= 8, tables
     for table in tables:
         expected = pd.read_parquet(local / table)
         got = pd.read_parquet(slurm / table)

@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 IGNORE = shutil.ignore_patterns(".git", ".venv", "results", "logs", "resources", ".snakemake", "__pycache__", ".pytest_cache", "*.egg-info", "benchmarks")
 
 
-def copy_repo(dest: Path) -> Path:
-    """A copy of the working tree without generated files."""
-    shutil.copytree(ROOT, dest, ignore=IGNORE)
+def copy_repo(dest: Path, source: Path = ROOT) -> Path:
+    """A copy of the working tree (or of another copy, to share its code) without generated files."""
+    shutil.copytree(source, dest, ignore=IGNORE)
     return dest
 
 
@@ -42,33 +42,29 @@ def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
     return counts
 
 
-# The smoke workflow's metrics tables (the data behind every figure and table).
+# The metrics tables (the data behind every figure and table) of each half of the workflow.
 TABLES = [f"synthetic/{model}/{name}.parquet" for model in ("token", "encoder") for name in ("runs", "curves", "attention")]
 TABLES += ["synthetic/token_projection.parquet"]
-_CLEAN_RUNS: dict[str, tuple[Path, float]] = {}
+REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
 
 
-def table_targets() -> list[str]:
-    """Targets that build every metrics table (no figures). They go before --configfile,
-    which takes every path that follows it."""
-    return [f"results/{t}" for t in TABLES]
+def table_args(*configfiles: str, tables: list[str] = TABLES) -> list[str]:
+    """Snakemake arguments that build these tables (no figures) with these config files.
+    The targets go first: --configfile takes every path that follows it."""
+    return [*(f"results/{t}" for t in tables), "--cores", "2", "--configfile", *configfiles]
 
 
-def clean_table_run(tmp_path_factory, name: str = "reference") -> tuple[Path, float]:
-    """The smoke workflow's tables built once per test session in a fresh copy: (repo, seconds).
-    Shared by the crash and determinism tests, which both compare against it."""
-    if name not in _CLEAN_RUNS:
-        repo = copy_repo(tmp_path_factory.mktemp(f"clean-{name}") / "repo")
-        start = time.perf_counter()
-        out = snakemake(repo, *table_targets(), "--cores", "2", "--configfile", "config/smoke.yaml")
-        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-        _CLEAN_RUNS[name] = (repo, time.perf_counter() - start)
-    return _CLEAN_RUNS[name]
+def build_tables(repo: Path, *configfiles: str, tables: list[str] = TABLES) -> float:
+    """Build the tables in ``repo``; returns the seconds it took."""
+    start = time.perf_counter()
+    out = snakemake(repo, *table_args(*configfiles, tables=tables))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return time.perf_counter() - start
 
 
-def read_tables(repo: Path, drop: tuple[str, ...] = ("wall_time_s",)) -> dict[str, pd.DataFrame]:
-    """Every metrics table of a finished run, less the columns that may differ between runs."""
-    return {t: pd.read_parquet(repo / "results" / t).drop(columns=list(drop), errors="ignore") for t in TABLES}
+def read_tables(repo: Path, drop: tuple[str, ...] = ("wall_time_s",), tables: list[str] = TABLES) -> dict[str, pd.DataFrame]:
+    """Tables of a finished run, less the columns that may differ between runs."""
+    return {t: pd.read_parquet(repo / "results" / t).drop(columns=list(drop), errors="ignore") for t in tables}
 
 
 def files_under(folder: Path) -> set[str]:
@@ -78,6 +74,7 @@ def files_under(folder: Path) -> set[str]:
 
 def processes_in(folder: Path) -> list[int]:
     """Ids of live processes whose working directory is ``folder`` or below it."""
+    folder = folder.resolve()
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
