@@ -9,6 +9,7 @@ such runs out and say so in the footnote.
 from __future__ import annotations
 
 import os
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -491,7 +492,7 @@ def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFram
         mean = trace[trace["dataset"] == dataset].groupby(["n", "eta", "epoch"])["max_attention"].mean()
         for (n, eta), line in mean.groupby(level=["n", "eta"]):
             ax.plot(line.index.get_level_values("epoch"), line.to_numpy(), color=colours[n], ls=styles[eta], lw=1.2)
-        ax.set_title(label, fontsize=8)
+        ax.set_title(textwrap.fill(label, 48), fontsize=8)
         ax.set_xlabel("epoch")
     for ax in axes[:, 0]:
         ax.set_ylabel("mean max attention\nfrom position 0")
