@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the Debian packages that the SLURM and HTML-report tests need.
+# Install the Debian packages that the offline Fashion-MNIST data and the SLURM and HTML-report tests need.
 # Idempotent: does nothing (and needs no network) when they are already installed.
 #   slurmctld slurmd slurm-client munge : single-node SLURM for tests/test_slurm.py
 #   chromium                             : headless browser for tests/test_report.py
