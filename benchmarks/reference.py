@@ -87,30 +87,16 @@ def _log_due(step: int, steps: int, log_every: int) -> bool:
     return step in (0, steps) or (log_every > 0 and step % log_every == 0)
 
 
-def train_token(
-    cfg: synthetic.SyntheticConfig,
-    lr: float = 5e-3,
-    steps: int = 1000,
-    log_every: int = 1,
-    dtype: torch.dtype = torch.float32,
-    order: str = "wp",
-    stop_after: int | None = None,
-    device: torch.device | str = "cpu",
-) -> dict:
-    """One run of the token-selection model. Logs (train loss, test loss, train acc, test acc)
-    at step 0, every ``log_every`` steps and at the end; ``stop_after`` ends after that many
-    steps (a timed prefix). Returns curves, final (W, p) and the time split."""
-    t0 = time.perf_counter()
-    data = synthetic.generate(cfg)
-    W0 = init_W(cfg.d, cfg.seed)
-    device = torch.device(device)
-    model = TokenSelection(W0.to(dtype), data.nu.to(dtype), order).to(device)
+def _fit(model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, step_losses: bool):
+    """The plain training script shared by both models: full-batch DataLoaders, SGD, and
+    train/test evaluation through the loaders at every logging step. Returns (curves, the
+    training loss of every step if asked, time split)."""
     train_loader = DataLoader(TokenDataset(data.X_train.to(dtype), data.y_train.to(dtype)), batch_size=cfg.n)
     test_loader = DataLoader(TokenDataset(data.X_test.to(dtype), data.y_test.to(dtype)), batch_size=cfg.n_test)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     _sync(device)
     timing = {"setup_s": time.perf_counter() - t0, "train_s": 0.0, "eval_s": 0.0, "steps": 0, "evals": 0}
-    curves = []
+    curves, losses = [], []
 
     def log(step: int) -> None:
         t = time.perf_counter()
@@ -131,12 +117,36 @@ def train_token(
             loss = logistic_loss(out, y).mean()
             loss.backward()
             optimizer.step()
+            if step_losses:
+                losses.append(loss.item())
         _sync(device)
         timing["train_s"] += time.perf_counter() - t
         timing["steps"] += 1
         if _log_due(step, steps, log_every):
             log(step)
     timing["total_s"] = time.perf_counter() - t0
+    return curves, losses, timing
+
+
+def train_token(
+    cfg: synthetic.SyntheticConfig,
+    lr: float = 5e-3,
+    steps: int = 1000,
+    log_every: int = 1,
+    dtype: torch.dtype = torch.float32,
+    order: str = "wp",
+    stop_after: int | None = None,
+    device: torch.device | str = "cpu",
+) -> dict:
+    """One run of the token-selection model. Logs (train loss, test loss, train acc, test acc)
+    at step 0, every ``log_every`` steps and at the end; ``stop_after`` ends after that many
+    steps (a timed prefix). Returns curves, final (W, p) and the time split."""
+    t0 = time.perf_counter()
+    data = synthetic.generate(cfg)
+    W0 = init_W(cfg.d, cfg.seed)
+    device = torch.device(device)
+    model = TokenSelection(W0.to(dtype), data.nu.to(dtype), order).to(device)
+    curves, _, timing = _fit(model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, step_losses=False)
     return {"curves": curves, "W": model.W.detach(), "p": model.p.detach(), "timing": timing}
 
 
@@ -200,36 +210,5 @@ def train_encoder(
     data = synthetic.generate(cfg)
     device = torch.device(device)
     model = Encoder(cfg.d, mlp_dim).to(dtype).load_library_params(init_params(cfg.d, mlp_dim, cfg.seed)).to(device)
-    train_loader = DataLoader(TokenDataset(data.X_train.to(dtype), data.y_train.to(dtype)), batch_size=cfg.n)
-    test_loader = DataLoader(TokenDataset(data.X_test.to(dtype), data.y_test.to(dtype)), batch_size=cfg.n_test)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    _sync(device)
-    timing = {"setup_s": time.perf_counter() - t0, "train_s": 0.0, "eval_s": 0.0, "steps": 0, "evals": 0}
-    curves, step_losses = [], []
-
-    def log(step: int) -> None:
-        t = time.perf_counter()
-        train_loss, train_acc = evaluate(model, train_loader, device)
-        test_loss, test_acc = evaluate(model, test_loader, device)
-        curves.append((step, train_loss, test_loss, train_acc, test_acc))
-        timing["eval_s"] += time.perf_counter() - t
-        timing["evals"] += 1
-
-    last = steps if stop_after is None else min(steps, stop_after)
-    log(0)
-    for step in range(1, last + 1):
-        t = time.perf_counter()
-        for x, y in train_loader:
-            x, y = x.to(device), y.to(device)
-            optimizer.zero_grad()
-            out, _ = model(x)
-            loss = logistic_loss(out, y).mean()
-            loss.backward()
-            optimizer.step()
-            step_losses.append(loss.item())
-        timing["train_s"] += time.perf_counter() - t
-        timing["steps"] += 1
-        if _log_due(step, steps, log_every):
-            log(step)
-    timing["total_s"] = time.perf_counter() - t0
+    curves, step_losses, timing = _fit(model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, step_losses=True)
     return {"curves": curves, "step_losses": step_losses, "model": model, "timing": timing}
