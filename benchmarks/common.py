@@ -80,6 +80,8 @@ def machine(ctx: Context) -> dict:
         "device": str(ctx.device),
         "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
     }
+    if os.environ.get("BENCHMARK_NOTE"):  # how this machine differs from a plain install, if it does
+        info["note"] = os.environ["BENCHMARK_NOTE"]
     if ctx.cuda:
         info["cuda_device"] = torch.cuda.get_device_name(ctx.device)
         info["cuda_version"] = torch.version.cuda

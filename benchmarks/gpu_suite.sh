@@ -8,8 +8,8 @@
 #                                          # machine without CUDA): checks that the script runs;
 #                                          # results in results/gpu/quick/
 #
-# Order: the encoder grid first (the item that needs the GPU), with a budget (GRID_BUDGET_S,
-# default 300 s): if it has not finished by then, the remaining d are priced from a quadratic
+# Order: tests/test_cuda.py (CUDA against the CPU in float64, seconds), then the encoder grid
+# (the item that needs the GPU), with a budget (GRID_BUDGET_S, default 300 s): if it has not finished by then, the remaining d are priced from a quadratic
 # fit in d of the measured ones and the JSON says so (complete: false). Then the other
 # benchmarks, each skipped once the whole script has used DEADLINE_S (default 570 s).
 # Every benchmark writes its JSON as soon as it ends, so a killed run keeps what finished.
@@ -43,6 +43,13 @@ print("torch", torch.__version__, "| CUDA available:", torch.cuda.is_available()
 EOF
 
 start=$(date +%s)
+# First the correctness check on this device: the same runs on CUDA (float32) and on the CPU
+# (float64) must agree (tests/test_cuda.py; skipped where there is no CUDA, or no pytest).
+if "$PY" -c "import pytest" 2>/dev/null; then
+  "$PY" -m pytest -q -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5 ||
+    echo "tests/test_cuda.py failed"
+fi
+
 run() {
   local name=$1
   shift
