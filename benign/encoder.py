@@ -14,12 +14,16 @@ before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v.
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 
 import torch
 import torch.nn.functional as F
 
 from benign import synthetic
+
+log = logging.getLogger("benign.encoder")
 
 PARAM_NAMES = (
     "cls", "ln1_w", "ln1_b", "Wq", "Wk", "Wv", "ln2_w", "ln2_b",
@@ -148,6 +152,13 @@ class EncoderBatch:
         for k in self.small:
             self.P[k].requires_grad_(True)
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
+        # On CUDA the step is captured once as a CUDA graph and replayed: the same kernels on
+        # the same buffers, without a Python and launch overhead per kernel (which dominates
+        # for small d). BENIGN_CUDA_GRAPHS=0 turns this off.
+        self.use_graph = kw["device"].type == "cuda" and os.environ.get("BENIGN_CUDA_GRAPHS", "1") != "0"
+        self._graph: torch.cuda.CUDAGraph | None = None
+        self._graph_out: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._eager_steps = 0
 
     def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
@@ -163,7 +174,35 @@ class EncoderBatch:
         return torch.cat(out, dim=1)
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """One gradient-descent step on every parameter; returns the outputs before the update."""
+        """One gradient-descent step on every parameter; returns the outputs before the update
+        (on CUDA, buffers that the next step overwrites: copy them to keep them)."""
+        if self._graph is not None:
+            self._graph.replay()
+            return self._graph_out
+        if not self.use_graph:
+            return self._step()
+        if self._eager_steps < 3:  # warm-up steps (real steps) on a side stream, as capture requires
+            self._eager_steps += 1
+            side = torch.cuda.Stream(self.lr.device)
+            side.wait_stream(torch.cuda.current_stream(self.lr.device))
+            with torch.cuda.stream(side):
+                out = self._step()
+            torch.cuda.current_stream(self.lr.device).wait_stream(side)
+            return out
+        graph = torch.cuda.CUDAGraph()
+        try:
+            torch.cuda.synchronize(self.lr.device)
+            with torch.cuda.graph(graph):  # records the step; nothing runs (and nothing is updated) yet
+                out = self._step()
+        except RuntimeError as err:  # capture unsupported here: go on eagerly, with the same numbers
+            log.warning("CUDA graph capture failed (%s); stepping without it", err)
+            self.use_graph = False
+            return self._step()
+        self._graph, self._graph_out = graph, out
+        graph.replay()
+        return out
+
+    def _step(self) -> tuple[torch.Tensor, torch.Tensor]:
         keep: dict[str, torch.Tensor] = {}
         f, att = cls_forward(self.P, self.X, keep)
         loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses

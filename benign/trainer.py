@@ -113,7 +113,8 @@ def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype):
 def _metrics(f: torch.Tensor, y: torch.Tensor, noisy: torch.Tensor) -> dict[str, np.ndarray]:
     """Loss and accuracy per run (rows of f), against labels y; split by the noisy mask if given."""
     correct = (y * f > 0).double()
-    out = {"loss": F.softplus(-y * f).mean(-1).double().cpu().numpy(), "acc": correct.mean(-1).cpu().numpy()}
+    # Accuracy as count / n: a mean on CUDA multiplies by 1/n (19/20 would read 0.9500000000000001).
+    out = {"loss": F.softplus(-y * f).mean(-1).double().cpu().numpy(), "acc": correct.sum(-1).cpu().numpy() / f.shape[-1]}
     if noisy is not None:
         noisy = noisy.to(f.device)
         clean = ~noisy

@@ -55,3 +55,22 @@ def test_encoder_on_cuda_matches_cpu_float64():
         for m in (5.0, 20.0)
     ]
     compare(*both(specs), rtol=1e-4, atol=1e-5)
+
+
+def test_encoder_cuda_graph_replays_the_eager_step(monkeypatch):
+    from benign.encoder import EncoderBatch
+
+    def run(graphs: str):
+        monkeypatch.setenv("BENIGN_CUDA_GRAPHS", graphs)
+        m = EncoderBatch(n=20, T=8, d=128, sigma=1.0, n_test=50, seed=42, mlp_dim=64, signal_norms=[5.0, 20.0],
+                         rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[5e-3, 5e-3], device="cuda")  # fmt: skip
+        assert m.use_graph == (graphs == "1")
+        losses = [torch.nn.functional.softplus(-m.y * m.step()[0]).mean(1).cpu() for _ in range(12)]
+        assert (m._graph is not None) == (graphs == "1")
+        return torch.stack(losses), m.state()
+
+    graph_losses, graph_state = run("1")
+    eager_losses, eager_state = run("0")
+    torch.testing.assert_close(graph_losses, eager_losses, rtol=1e-6, atol=1e-7)
+    for k in eager_state:
+        torch.testing.assert_close(graph_state[k], eager_state[k], rtol=1e-5, atol=1e-6, msg=k)
