@@ -366,6 +366,32 @@ def loss_heatmap(
 # ---------------------------------------------------------------- delayed generalization
 
 
+# The token model's loss floor: every sample's attention wholly on its relevant token gives
+# margin nu . mu_y = 1/sqrt(2) (SPEC 2), so the logistic loss cannot go below log(1 + e^{-1/sqrt 2}).
+TOKEN_LOSS_FLOOR = float(np.log1p(np.exp(-1 / np.sqrt(2))))
+
+
+def delayed_milestones(curves: pd.DataFrame) -> dict:
+    """On the mean-over-runs curves: the first step at which the training set is fitted (train
+    accuracy 1), and test accuracy and loss at the first logged step, at that step and at the
+    last step. Missing values are None (e.g. never fitted)."""
+    mean = curves.groupby("step")[["train_acc", "test_acc", "test_loss", "train_loss"]].mean().sort_index()
+    fitted = mean.index[mean["train_acc"] >= 1.0 - 1e-9]
+    fit = int(fitted[0]) if len(fitted) else None
+    first, last = mean.index[0], mean.index[-1]
+    return {
+        "first_step": int(first),
+        "fit_step": fit,
+        "last_step": int(last),
+        "test_acc_first": float(mean.loc[first, "test_acc"]),
+        "test_acc_fit": float(mean.loc[fit, "test_acc"]) if fit is not None else None,
+        "test_acc_last": float(mean.loc[last, "test_acc"]),
+        "test_loss_fit": float(mean.loc[fit, "test_loss"]) if fit is not None else None,
+        "test_loss_last": float(mean.loc[last, "test_loss"]),
+        "train_loss_last": float(mean.loc[last, "train_loss"]),
+    }
+
+
 @plt.rc_context(STYLE)
 def delayed_generalization(
     runs: pd.DataFrame,
@@ -375,9 +401,12 @@ def delayed_generalization(
     model: str = "token",
     test_threshold: float = 0.9,
 ) -> None:
-    """Figure 10: train accuracy (all, clean, flipped labels fitted) and test accuracy vs step,
-    log x axis; mean over seeds with a min-max band. Marks when the training set is first
-    fitted and when test accuracy first reaches ``test_threshold`` (on the mean curves)."""
+    """Figure 10, two panels over gradient steps (log x axis), mean over seeds with a min-max band.
+    Top: train accuracy (all, clean, flipped labels fitted) and test accuracy, with the steps at
+    which the training set is first fitted and test accuracy first reaches ``test_threshold``.
+    Bottom: train and test loss, with the token model's loss floor: in this model the fixed head
+    classifies the uniform-attention mean token well from step 0, so what generalization adds
+    after the fit shows in the test loss (the margin), which the panel quantifies."""
     selected = runs[(runs["model"] == model) & (runs["setting"] == setting)]
     ok, n_excluded = _ok_runs(selected)
     if ok.empty:
@@ -388,27 +417,44 @@ def delayed_generalization(
         "train_acc_noisy": ("flipped labels fitted", "tab:red", "-"),
         "test_acc": ("test accuracy", "black", "-"),
     }
+    losses = {"train_loss": ("train loss (noisy labels)", "tab:blue", "-"), "test_loss": ("test loss", "black", "-")}
     c = curves[curves["run_id"].isin(ok["run_id"]) & (curves["step"] > 0)]
-    _require_finite(c, list(lines), "delayed-generalization curves")
-    stats = c.groupby("step")[list(lines)].agg(["mean", "min", "max"])
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-    for metric, (label, colour, ls) in lines.items():
-        ax.plot(stats.index, stats[(metric, "mean")], color=colour, ls=ls, lw=1.6, label=label)
-        ax.fill_between(stats.index, stats[(metric, "min")], stats[(metric, "max")], color=colour, alpha=0.15, lw=0)
+    _require_finite(c, list(lines) + list(losses), "delayed-generalization curves")
+    stats = c.groupby("step")[list(lines) + list(losses)].agg(["mean", "min", "max"])
+    milestones = delayed_milestones(c)
+    fig, (ax, lx) = plt.subplots(2, 1, figsize=(6.4, 6.6), sharex=True, layout="constrained", height_ratios=[1.1, 1])
+    for target_ax, group in ((ax, lines), (lx, losses)):
+        for metric, (label, colour, ls) in group.items():
+            target_ax.plot(stats.index, stats[(metric, "mean")], color=colour, ls=ls, lw=1.6, label=label)
+            target_ax.fill_between(stats.index, stats[(metric, "min")], stats[(metric, "max")], color=colour, alpha=0.15, lw=0)
     for metric, level, text in (
         ("train_acc", 1.0, "training set fitted"),
         ("test_acc", test_threshold, f"test accuracy ≥ {test_threshold:g}"),
     ):
         reached = stats.index[stats[(metric, "mean")] >= level - 1e-9]
         if len(reached):
-            ax.axvline(reached[0], color=lines[metric][1], ls=":", lw=1.0)
+            for target_ax in (ax, lx):
+                target_ax.axvline(reached[0], color=lines[metric][1], ls=":", lw=1.0)
             ax.annotate(f"{text}\n(step {reached[0]})", (reached[0], 0.02), xycoords=("data", "axes fraction"),
                         rotation=90, ha="right", va="bottom", fontsize=7, color=lines[metric][1])
     ax.set_xscale("log")
-    ax.set_xlabel("gradient step (log scale)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
-    _figure_legend(fig, ax.get_legend_handles_labels()[0], ncols=2)
+    ax.legend(fontsize=7, loc="center right", framealpha=0.9)
+    if model == "token":
+        lx.axhline(TOKEN_LOSS_FLOOR, color="0.4", ls="--", lw=1.0, label=f"loss floor log(1+e^(-1/√2)) = {TOKEN_LOSS_FLOOR:.3f}")
+    m = milestones
+    if m["fit_step"] is not None:
+        text = (f"test loss {m['test_loss_fit']:.3f} when the training set is fitted (step {m['fit_step']}),\n"
+                f"{m['test_loss_last']:.3f} at step {m['last_step']}; test accuracy {m['test_acc_first']:.3f} "
+                f"at step {m['first_step']}, {m['test_acc_last']:.3f} at the end")  # fmt: skip
+    else:
+        text = f"training set not fitted by step {m['last_step']}; test loss {m['test_loss_last']:.3f} at the end"
+    lx.text(0.02, 0.1, text, transform=lx.transAxes, fontsize=7, va="bottom",
+            path_effects=[withStroke(linewidth=3, foreground="white")])  # fmt: skip
+    lx.set_xlabel("gradient step (log scale)")
+    lx.set_ylabel("logistic loss")
+    lx.legend(fontsize=7, loc="upper right", framealpha=0.9)
     row = ok.iloc[0]
     ax.set_title(f"Delayed generalization, {MODEL_LABELS.get(model, model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
     note = (

@@ -1,6 +1,7 @@
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+import pandas as pd
 
 import frames
 from benign import figures, schema
@@ -155,3 +156,25 @@ def test_real_attention_dynamics(tmp_path):
         row["max_attention"] = np.nan
     figures.real_attention_dynamics(frames.conform(att_rows, schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att")
     assert_rendered(tmp_path / "att")
+
+
+def test_delayed_milestones_hand_worked():
+    # two runs; mean train accuracy reaches 1 at step 10 (0.9/1.0 at step 5 do not)
+    rows = []
+    for run, (acc5, loss10) in {"a": (0.9, 0.50), "b": (1.0, 0.46)}.items():
+        rows += [
+            dict(run_id=run, step=1, train_acc=0.5, test_acc=0.98, test_loss=0.69, train_loss=0.69),
+            dict(run_id=run, step=5, train_acc=acc5, test_acc=0.99, test_loss=0.60, train_loss=0.6),
+            dict(run_id=run, step=10, train_acc=1.0, test_acc=1.0, test_loss=loss10, train_loss=0.5),
+            dict(run_id=run, step=100, train_acc=1.0, test_acc=1.0, test_loss=0.42, train_loss=0.41),
+        ]
+    m = figures.delayed_milestones(pd.DataFrame(rows))
+    assert m["fit_step"] == 10 and m["first_step"] == 1 and m["last_step"] == 100
+    assert m["test_loss_fit"] == pytest.approx(0.48) and m["test_loss_last"] == pytest.approx(0.42)
+    assert m["test_acc_first"] == pytest.approx(0.98)
+    never = pd.DataFrame(rows).assign(train_acc=0.9)
+    assert figures.delayed_milestones(never)["fit_step"] is None
+
+
+def test_token_loss_floor_is_the_spec_value():
+    assert figures.TOKEN_LOSS_FLOOR == pytest.approx(0.401, abs=5e-4)
