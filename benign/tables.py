@@ -78,9 +78,12 @@ def synthetic_regimes(
     settings: Sequence[str] = ("harmful", "benign", "not_overfitting"),
     fit_threshold: float = 1.0,
     test_threshold: float = 0.9,
+    curves: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per (model, named setting): parameters, SNR, mean final metrics over seeds,
-    the regime of the means and the per-seed regimes (theory.classify_regime thresholds)."""
+    the regime of the means and the per-seed regimes (theory.classify_regime thresholds).
+    With ``curves``, also the logged step from which each seed's flipped labels are fitted
+    (fraction >= fit_threshold): when noise fitting sets in, which a final-step label hides."""
     runs = runs[runs["setting"].isin(settings)]
     rank = {**{m: i for i, m in enumerate(MODEL_LABELS)}, **{s: i for i, s in enumerate(settings)}}
     runs = runs.sort_values(["model", "setting"], key=lambda col: col.map(rank), kind="stable")
@@ -98,6 +101,7 @@ def synthetic_regimes(
         rows.append(
             {
                 **{p: _single(group, p) for p in params},
+                "flipped_fitted_from_step": _fit_steps(ok_group, curves, fit_threshold),
                 "regime": classify_regime(row["train_acc_noisy_mean"], row["test_acc_mean"], fit_threshold, test_threshold),
                 "seed_regimes": ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in counts.items()),
             }
@@ -120,16 +124,38 @@ def synthetic_regimes(
             "Flipped labels fitted": table["train_acc_noisy_mean"].map(lambda v: _num(v, 3)),
             "Regime": table["regime"].map(lambda r: REGIME_LABELS.get(r, MISSING)),
             "Per seed": table["seed_regimes"],
+            "Flipped labels fitted from step": table["flipped_fitted_from_step"],
         }
     )
+    if curves is None:
+        display = display.drop(columns="Flipped labels fitted from step")
     header = [
         "## Synthetic data: regimes of the named settings",
         f"Final metrics, mean over seeds with status ok. Regime: not overfitting if the flipped training labels "
         f"are not all fitted (fraction < {fit_threshold:g}), else benign if test accuracy ≥ {test_threshold:g}, "
-        "else harmful. SNR = ‖μ‖ / (σ √d).",
+        "else harmful. SNR = ‖μ‖ / (σ √d)."
+        + (" Flipped labels fitted from step: the first logged step at which a seed's flipped labels are "
+           f"fitted (fraction ≥ {fit_threshold:g}), the range over seeds, and how many seeds got there."
+           if curves is not None else ""),
     ]
     _write(table, display, header, stem)
     return table
+
+
+def _fit_steps(ok_group: pd.DataFrame, curves: pd.DataFrame | None, fit_threshold: float) -> str:
+    """'700–1000 (3 of 3 seeds)': the first logged step at which each run's flipped labels are
+    fitted, over the group's runs; '' without curves."""
+    if curves is None or ok_group.empty:
+        return ""
+    c = curves[curves["run_id"].isin(ok_group["run_id"])]
+    reached = c[c["train_acc_noisy"] >= fit_threshold - 1e-9].groupby("run_id")["step"].min()
+    total = ok_group["run_id"].nunique()
+    if reached.empty:
+        last = int(c["step"].max()) if len(c) else 0
+        return f"never by step {last} (0 of {total} seeds)"
+    lo, hi = int(reached.min()), int(reached.max())
+    span = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    return f"{span} ({len(reached)} of {total} seeds)"
 
 
 def _seeds_cell(table: pd.DataFrame) -> pd.Series:

@@ -96,3 +96,25 @@ def test_real_table_refuses_percentages(tmp_path):
     runs = real_runs().assign(test_acc=90.0)
     with pytest.raises(ValueError, match="fractions"):
         tables.real_results(runs, REFERENCE, tmp_path / "t", etas=[0.1])
+
+
+def test_synthetic_regimes_flipped_fit_steps(tmp_path):
+    runs = synthetic_runs()
+    ids = runs.set_index(["model", "setting", "seed"])["run_id"]
+    rows = []
+    # token benign: the seeds' flipped labels are all fitted from steps 20, 30 and 30
+    for seed, first in ((1, 20), (2, 30), (3, 30)):
+        for step, frac in ((0, 0.0), (10, 0.5), (20, 1.0 if first == 20 else 0.75), (30, 1.0), (40, 1.0)):
+            rows.append(dict(run_id=ids[("token", "benign", seed)], step=step, train_acc_noisy=frac))
+    # token not overfitting: never all fitted
+    for seed in (1, 2, 3):
+        rows += [dict(run_id=ids[("token", "not_overfitting", seed)], step=s, train_acc_noisy=0.25) for s in (0, 40)]
+    curves = pd.DataFrame(rows)
+    table = tables.synthetic_regimes(runs, tmp_path / "regimes", curves=curves).set_index(["model", "setting"])
+    assert table.loc[("token", "benign"), "flipped_fitted_from_step"] == "20–30 (3 of 3 seeds)"
+    assert table.loc[("token", "not_overfitting"), "flipped_fitted_from_step"] == "never by step 40 (0 of 3 seeds)"
+    md = (tmp_path / "regimes.md").read_text()
+    assert "Flipped labels fitted from step" in md and "20–30 (3 of 3 seeds)" in md
+    without = tables.synthetic_regimes(runs, tmp_path / "plain")
+    assert "Flipped labels fitted from step" not in (tmp_path / "plain.md").read_text()
+    assert set(without["flipped_fitted_from_step"]) == {""}

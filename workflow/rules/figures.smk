@@ -91,6 +91,7 @@ rule figure_delayed_generalization:
 rule table_synthetic_regimes:
     input:
         runs=expand("results/synthetic/{model}/runs.parquet", model=MODELS),
+        curves=expand("results/synthetic/{model}/curves.parquet", model=MODELS),
     output:
         csv=report(
             "results/tables/synthetic_regimes.csv",

@@ -2,9 +2,12 @@
 
 from benign import tables
 from benign.io import log_to
-from benign.schema import RUNS, read_parquet
+from benign.schema import CURVES, RUNS, read_parquet
 
 log_to(snakemake.log[0])
 tables.synthetic_regimes(
-    read_parquet(snakemake.input.runs, RUNS), snakemake.output.csv.removesuffix(".csv"), **snakemake.params.regime
+    read_parquet(snakemake.input.runs, RUNS),
+    snakemake.output.csv.removesuffix(".csv"),
+    curves=read_parquet(snakemake.input.curves, CURVES),
+    **snakemake.params.regime,
 )
