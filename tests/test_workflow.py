@@ -79,6 +79,20 @@ def test_library_edit_reruns_the_jobs_that_use_it(done):
     assert jobs.get("train_synthetic", 0) >= 1
 
 
+def test_snakefmt_check_is_clean(root):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("snakefmt")
+    exe = str(exe) if exe.exists() else shutil.which("snakefmt")
+    if exe is None:
+        pytest.skip("snakefmt is not installed")
+    out = subprocess.run([exe, "--check", "Snakefile", "workflow/"], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_lint_is_clean(tmp_path):
     repo = copy_repo(tmp_path / "repo")
     out = snakemake(repo, "--lint")

@@ -81,6 +81,14 @@ def all_outputs():
     out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
     out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
     if REAL_CELLS:
-        out += [f"results/figures/{name}.{ext}" for name in ("real_eta_heatmap", "real_attention_dynamics") for ext in ("png", "pdf")]
-        out += [f"results/tables/real_eta{etas}.{ext}" for etas in ("0.1", "0_0.2") for ext in ("csv", "md")]
+        out += [
+            f"results/figures/{name}.{ext}"
+            for name in ("real_eta_heatmap", "real_attention_dynamics")
+            for ext in ("png", "pdf")
+        ]
+        out += [
+            f"results/tables/real_eta{etas}.{ext}"
+            for etas in ("0.1", "0_0.2")
+            for ext in ("csv", "md")
+        ]
     return out

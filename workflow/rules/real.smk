@@ -5,13 +5,13 @@ rule fetch_dataset:
     """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
     output:
         directory("resources/datasets/{dataset}"),
+    log:
+        "logs/real/fetch_{dataset}.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         entry=lambda wc: dataset_entry(wc.dataset),
         code=FETCH_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/real/fetch_{dataset}.log",
     script:
         "../scripts/fetch_dataset.py"
 
@@ -22,17 +22,17 @@ rule features_real:
         "resources/datasets/{dataset}",
     output:
         "resources/features/{dataset}.safetensors",
+    log:
+        "logs/real/features_{dataset}.log",
+    conda:
+        "../envs/benign.yaml"
+    resources:
+        gpu=1,
     params:
         backbone=lambda wc: backbone_spec(wc.dataset),
         rows=lambda wc: bc.real_feature_rows(config, wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
         code=FEATURES_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/real/features_{dataset}.log",
-    resources:
-        gpu=1,
     script:
         "../scripts/features_real.py"
 
@@ -44,17 +44,17 @@ rule train_real:
     output:
         runs="results/real/jobs/{cell}/runs.parquet",
         attention="results/real/jobs/{cell}/attention.parquet",
+    log:
+        "logs/real/train_{cell}.log",
+    conda:
+        "../envs/benign.yaml"
+    resources:
+        gpu=1,
     params:
         cell=lambda wc: REAL_CELLS[wc.cell],
         entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),
         protocol=lambda wc: config["real"]["protocol"],
         code=REAL_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/real/train_{cell}.log",
-    resources:
-        gpu=1,
     script:
         "../scripts/train_real.py"
 
@@ -66,10 +66,10 @@ rule aggregate_real:
     output:
         runs="results/real/runs.parquet",
         attention="results/real/attention.parquet",
-    conda:
-        "../envs/benign.yaml"
     log:
         "logs/real/aggregate.log",
+    conda:
+        "../envs/benign.yaml"
     script:
         "../scripts/aggregate_real.py"
 
@@ -86,14 +86,14 @@ rule table_real:
             category="Real data",
         ),
         md="results/tables/real_eta{etas}.md",
+    log:
+        "logs/tables/real_eta{etas}.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         etas=lambda wc: [float(e) for e in wc.etas.split("_")],
         grid=lambda wc: config["real"]["grid"],
         code=FIGURES_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/tables/real_eta{etas}.log",
     script:
         "../scripts/table_real.py"
 
@@ -108,13 +108,13 @@ rule figure_real_eta_heatmap:
             category="Real data",
         ),
         pdf="results/figures/real_eta_heatmap.pdf",
+    log:
+        "logs/figures/real_eta_heatmap.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         sweep=lambda wc: config["real"]["eta_sweep"],
         code=FIGURES_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/figures/real_eta_heatmap.log",
     script:
         "../scripts/figure_real_eta_heatmap.py"
 
@@ -130,12 +130,12 @@ rule figure_real_attention_dynamics:
             category="Real data",
         ),
         pdf="results/figures/real_attention_dynamics.pdf",
+    log:
+        "logs/figures/real_attention_dynamics.log",
+    conda:
+        "../envs/benign.yaml"
     params:
         grid=lambda wc: config["real"]["grid"],
         code=FIGURES_CODE,
-    conda:
-        "../envs/benign.yaml"
-    log:
-        "logs/figures/real_attention_dynamics.log",
     script:
         "../scripts/figure_real_attention_dynamics.py"
