@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The benchmark suite on a CUDA machine, including the encoder heatmap grid (on one H200 the grid
-# alone takes about 8 minutes, more than its default 300 s budget: the d left are priced)
-# at the paper's settings (39 d x 39 signal norms = 1521 runs, mlp_dim 2000, 1000 steps, one
-# train_runs call per d; on CUDA the library trains in float32). Results: benchmarks/results/gpu/.
+# The benchmark suite on a CUDA machine, including the encoder heatmap grid at the paper's
+# settings (39 d x 39 signal norms = 1521 runs, mlp_dim 2000, 1000 steps, one train_runs call
+# per d; on CUDA the library trains in float32). On one H200 the grid alone takes about
+# 8 minutes, more than its default 300 s budget: the d left are then priced. Results:
+# benchmarks/results/gpu/.
 #
 #   bash benchmarks/gpu_suite.sh           # on the GPU machine
 #   bash benchmarks/gpu_suite.sh --quick   # toy sizes on whatever device there is (the CPU on a
