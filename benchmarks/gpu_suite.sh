@@ -11,8 +11,9 @@
 #                                          # results in results/gpu/quick/
 #
 # Order: tests/test_cuda.py (CUDA against the CPU in float64, seconds), then the encoder grid
-# (the item that needs the GPU), with a budget (GRID_BUDGET_S, default 300 s): if it has not finished by then, the remaining d are priced from a quadratic
-# fit in d of the measured ones and the JSON says so (complete: false). Then the other
+# (the item that needs the GPU), with a budget (GRID_BUDGET_S, default 300 s): if it has not
+# finished by then, the remaining d are priced from a quadratic fit in d of the measured ones
+# and the JSON says so (complete: false). Then the other
 # benchmarks, each skipped once the whole script has used DEADLINE_S (default 570 s).
 # Every benchmark writes its JSON as soon as it ends, so a killed run keeps what finished.
 #

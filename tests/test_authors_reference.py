@@ -41,7 +41,7 @@ def authors_layout(monkeypatch, n: int, T: int, d: int, seed: int) -> None:
     monkeypatch.setattr(synthetic, "flip_mask", flip_mask)
 
 
-def train(d: float, signal_norm: float, init_seeds: list[int], steps: int = 1000):
+def train(d: int, signal_norm: float, init_seeds: list[int], steps: int = 1000):
     """Final train loss, train accuracy and flipped-label fit, one run per initialisation seed
     (each batch shares the data; the library seeds W from the run's seed)."""
     out = []

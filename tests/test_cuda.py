@@ -34,6 +34,10 @@ def compare(cpu, gpu, rtol: float, atol: float) -> None:
         np.testing.assert_allclose(g[col].to_numpy(), c[col].to_numpy(), rtol=rtol, atol=atol, err_msg=col)
     for col in ACCURACIES:
         np.testing.assert_allclose(g[col].to_numpy(), c[col].to_numpy(), atol=0.011, err_msg=col)  # one sample at most
+    n_train = runs_c["n"].to_numpy()[0]
+    for col, n in (("train_acc", n_train), ("test_acc", runs_c["n_test"].to_numpy()[0])):
+        counts = g[col].to_numpy() * n  # accuracy is a count over n, exactly (not a CUDA mean)
+        np.testing.assert_array_equal(g[col].to_numpy(), np.round(counts) / n, err_msg=col)
     if len(att_c):
         k = ["run_id", "step", "sample", "token"]
         a, b = att_c.sort_values(k), att_g.sort_values(k)
