@@ -17,6 +17,9 @@ from benign.trainer import RunSpec, log_steps, train_runs
 
 STEPS = 1000
 MLP_DIM = 2000
+# Each side is timed this many times and its fastest time kept (the usual way to keep a noisy
+# neighbour on a shared machine from deciding a ratio); the spread is in the JSON.
+REPEATS = 2
 LOG_EVERY = 50  # config/config.yaml synthetic.encoder.log_every (config/paper.yaml: 10)
 
 
@@ -57,15 +60,36 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
 
     # Ours, the real thing: train_runs, 1000 steps, logging every 50 steps as the workflow does.
     ours_full = None
+    repeats = 1 if ctx.quick else REPEATS
     if not ctx.quick:
-        with timed(ctx.device) as t:
-            runs, _, _ = train_runs([RunSpec(model="encoder", d=d, mlp_dim=mlp_dim, log_every=LOG_EVERY)], device=ctx.device)
-        ours_full = {**t.as_dict(), "final": rounded(runs.iloc[0][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 6)}
+        walls = []
+        for _ in range(repeats):
+            with timed(ctx.device) as t:
+                runs, _, _ = train_runs([RunSpec(model="encoder", d=d, mlp_dim=mlp_dim, log_every=LOG_EVERY)], device=ctx.device)
+            final = rounded(runs.iloc[0][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 6)
+            walls.append(t.wall)
+            if ours_full is None or t.wall < ours_full["wall_s"]:
+                ours_full = {**t.as_dict(), "final": final}
+        ours_full["wall_s_each"] = [round(w, 2) for w in walls]
 
-    # Both implementations over the same prefix (same data, same initial parameters), float32.
-    prefix = 3 if ctx.quick else (10 if d >= 1000 else 20)
-    ours = _ours_prefix(ctx, cfg, mlp_dim, prefix, torch.float32)
-    ref = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=prefix, device=ctx.device)
+    # Both implementations over the same prefix (same data, same initial parameters), float32,
+    # alternating; the fastest of each side is kept.
+    # 100 steps: long enough for both sides to run at the machine's sustained speed (over a
+    # 10-step prefix the reference ran about 10% faster per step than over 100 steps).
+    prefix = 3 if ctx.quick else 100
+    ours = ref = None
+    prefix_totals = {"ours": [], "reference": []}
+    for _ in range(repeats):
+        o = _ours_prefix(ctx, cfg, mlp_dim, prefix, torch.float32)
+        r = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=prefix, device=ctx.device)
+        o_total = extrapolate(o["timing"], STEPS, evals)
+        r_total = extrapolate(r["timing"], STEPS, evals)
+        prefix_totals["ours"].append(round(o_total, 2))
+        prefix_totals["reference"].append(round(r_total, 2))
+        if ours is None or o_total < extrapolate(ours["timing"], STEPS, evals):
+            ours = o
+        if ref is None or r_total < extrapolate(ref["timing"], STEPS, evals):
+            ref = r
     ref_losses = np.array(ref["step_losses"])
     diff32 = np.abs(np.array(ours["losses"]) - ref_losses)
     _, ref_train0, ref_test0, _, _ = ref["curves"][0]
@@ -104,18 +128,20 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
         "description": f"one-layer encoder, one run: d={d}, mlp_dim={mlp_dim}, n=20, T=8, {STEPS} steps, "
         f"logging every {LOG_EVERY} steps ({evals} evaluations), float32",
         "ours": {
-            "how": "train_runs([RunSpec(model='encoder', ...)]) measured in full; also priced from a prefix "
-            "of EncoderBatch steps like the reference (checks the extrapolation)",
+            "how": f"train_runs([RunSpec(model='encoder', ...)]) measured in full, fastest of {repeats}; also priced "
+            "from a prefix of EncoderBatch steps like the reference (checks the extrapolation)",
             "measured_full": ours_full,
             "prefix_timing": rounded(to),
             "priced_from_prefix_s": {k: round(v, 2) for k, v in ours_s.items()},
+            "priced_each_repeat_s": prefix_totals["ours"],
         },
         "reference": {
             "how": "benchmarks/reference.py train_encoder: nn.Module over all T+1 positions (LayerNorm, Linear qkv, "
             "MLP), autograd, torch.optim.SGD, float32, DataLoader evaluation; "
-            f"timed over a {prefix}-step prefix plus one evaluation, extrapolated to {STEPS} steps",
+            f"timed over a {prefix}-step prefix plus one evaluation, extrapolated to {STEPS} steps; fastest of {repeats}",
             "prefix_timing": rounded(tr),
             "priced_s": {k: round(v, 2) for k, v in ref_s.items()},
+            "priced_each_repeat_s": prefix_totals["reference"],
         },
         "ratio": ratio,
         "ratios": {

@@ -9,7 +9,9 @@ Only the [CLS] position reaches the head, so only its attention row, its value m
 MLP are computed: exact, and T+1 times less work than the full layer. The [CLS] input is the
 same vector for every sample, so its query q0 (and W_k q0, which scores every key as
 a_j . W_k q0) is computed once per run rather than once per sample. The value mix is done
-before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v.
+before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v. The tokens' LayerNorm
+statistics are fixed data, computed once. On CPU, the matrices' updates are deferred and
+applied a few steps' worth at a time (:class:`Deferred`).
 """
 
 from __future__ import annotations
@@ -64,36 +66,86 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
 # The d x d (and d x mlp_dim) matrices. Their gradients are outer products of a matmul's
 # input and output gradient, so training applies them in place (baddbmm_) instead of
 # materialising a gradient tensor per matrix: half the memory traffic of a plain step.
+DEFER_ROWS = 64  # rows of pending updates per matrix before they are folded in (CPU)
 MATRICES = {"Wq": ("a_cls1", "q0"), "Wk": ("q0", "kq1"), "Wv": ("mix", "hv"), "W1": ("m", "pre1"), "W2": ("act", "out2")}
 
 
-def cls_forward(P: dict[str, torch.Tensor], X: torch.Tensor, keep: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Batched [CLS]-only forward. P: tensors with a leading run dimension B; X: (B, n, T, d).
+def layer_normed(X: torch.Tensor) -> torch.Tensor:
+    """The tokens' LayerNorm before its affine part (fixed data, so computed once per data set)."""
+    return F.layer_norm(X, (X.shape[-1],))
+
+
+class Deferred:
+    """Gradient-descent updates of one matrix M (used as out = x M), kept as factors and applied
+    later in one product: M_now = M - X^T G, where each step appends its input rows x to X and
+    its lr-scaled output gradients to G. Folding R rows at once is one well-shaped product
+    instead of R/n thin ones, and between folds M is only read."""
+
+    def __init__(self, B: int, d_in: int, d_out: int, rows: int, **kw) -> None:
+        self.X = torch.zeros(B, rows, d_in, **kw)
+        self.G = torch.zeros(B, rows, d_out, **kw)
+        self.r = 0
+
+    def apply(self, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """out = x M  ->  x M_now."""
+        if self.r == 0:
+            return out
+        return out - torch.bmm(torch.bmm(x, self.X[:, : self.r].transpose(1, 2)), self.G[:, : self.r])
+
+    def fits(self, k: int) -> bool:
+        return self.r + k <= self.X.shape[1]
+
+    def append(self, x: torch.Tensor, g: torch.Tensor) -> None:
+        k = x.shape[1]
+        self.X[:, self.r : self.r + k] = x
+        self.G[:, self.r : self.r + k] = g
+        self.r += k
+
+    def pending(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.X[:, : self.r], self.G[:, : self.r]
+
+
+def _product(P: dict, name: str, x: torch.Tensor, deferred: dict | None) -> torch.Tensor:
+    """x times the matrix ``name`` as it acts (W_k acts transposed), pending updates included."""
+    out = torch.bmm(x, P[name].transpose(1, 2) if name == "Wk" else P[name])
+    return deferred[name].apply(x, out) if deferred else out
+
+
+def cls_forward(
+    P: dict[str, torch.Tensor], Xn: torch.Tensor, keep: dict | None = None, deferred: dict | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Batched [CLS]-only forward. P: tensors with a leading run dimension B; Xn: the tokens
+    after LayerNorm's normalisation, before its affine part (:func:`layer_normed`), (B, n, T, d).
 
     Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)). With
-    ``keep``, the inputs and outputs of the matrix products are stored in it (see MATRICES).
+    ``keep``, the inputs and outputs of the matrix products are stored in it (see MATRICES);
+    with ``deferred``, pending updates of the matrices are included (:class:`Deferred`).
+
+    The tokens' LayerNorm output a = Xn w + b is never formed: a score a . k is
+    Xn . (w k) + b . k, and an attention mix sum_j att_j a_j is (sum_j att_j Xn_j) w + b sum_j att_j.
     """
-    B, n, T, d = X.shape
-    ln1 = lambda z: F.layer_norm(z, (d,)) * P["ln1_w"][:, None, None] + P["ln1_b"][:, None, None]  # noqa: E731
-    a_cls = F.layer_norm(P["cls"], (d,)) * P["ln1_w"] + P["ln1_b"]  # (B, d)
-    a_tok = ln1(X)  # (B, n, T, d)
-    q0 = torch.bmm(a_cls.unsqueeze(1), P["Wq"])  # (B, 1, d)
-    kq = torch.bmm(q0, P["Wk"].transpose(1, 2))  # (W_k q0)^T: scores are a_j . W_k q0
+    B, n, T, d = Xn.shape
+    w, b = P["ln1_w"], P["ln1_b"]
+    a_cls = F.layer_norm(P["cls"], (d,)) * w + b  # (B, d)
+    q0 = _product(P, "Wq", a_cls.unsqueeze(1), deferred)  # (B, 1, d)
+    kq = _product(P, "Wk", q0, deferred)  # (W_k q0)^T: scores are a_j . W_k q0
     if keep is not None:
         keep.update(a_cls1=a_cls.unsqueeze(1), q0=q0, kq1=kq)
     q0, kq = q0.squeeze(1), kq.squeeze(1)
     scale = 1.0 / math.sqrt(d)
     s_cls = (a_cls * kq).sum(-1, keepdim=True) * scale  # (B, 1)
-    s_tok = torch.bmm(a_tok.reshape(B, n * T, d), kq.unsqueeze(-1)).view(B, n, T) * scale
+    s_tok = torch.bmm(Xn.reshape(B, n * T, d), (w * kq).unsqueeze(-1)).view(B, n, T)
+    s_tok = (s_tok + (b * kq).sum(-1)[:, None, None]) * scale
     att = torch.softmax(torch.cat([s_cls.unsqueeze(1).expand(B, n, 1), s_tok], dim=-1), dim=-1)
-    mix_tok = torch.bmm(att[..., 1:].reshape(B * n, 1, T), a_tok.reshape(B * n, T, d)).view(B, n, d)
-    mix = att[..., :1] * a_cls.unsqueeze(1) + mix_tok
-    hv = torch.bmm(mix, P["Wv"])  # (B, n, d)
+    att_tok = att[..., 1:]
+    z = torch.bmm(att_tok.reshape(B * n, 1, T), Xn.reshape(B * n, T, d)).view(B, n, d)
+    mix = att[..., :1] * a_cls.unsqueeze(1) + z * w[:, None] + att_tok.sum(-1, keepdim=True) * b[:, None]
+    hv = _product(P, "Wv", mix, deferred)  # (B, n, d)
     h = P["cls"].unsqueeze(1) + hv
     m = F.layer_norm(h, (d,)) * P["ln2_w"][:, None] + P["ln2_b"][:, None]
-    pre1 = torch.bmm(m, P["W1"])
+    pre1 = _product(P, "W1", m, deferred)
     act = F.gelu(pre1 + P["b1"][:, None])
-    out2 = torch.bmm(act, P["W2"])
+    out2 = _product(P, "W2", act, deferred)
     if keep is not None:
         keep.update(mix=mix, hv=hv, m=m, pre1=pre1, act=act, out2=out2)
     h = h + out2 + P["b2"][:, None]
@@ -124,6 +176,7 @@ class EncoderBatch:
         device: torch.device | str = "cpu",
         dtype: torch.dtype = torch.float32,
         test_chunk: int = 250,
+        defer_rows: int | None = None,
     ) -> None:
         self.n, self.T, self.d, self.n_test = n, T, d, n_test
         self.B = len(signal_norms)
@@ -141,6 +194,7 @@ class EncoderBatch:
                 for r, m in zip(rhos, signal_norms)
             ]
         ).to(**kw)
+        self.Xn = layer_normed(self.X)
         # Test tokens: shared noise, per-run signal in the first two coordinates only.
         self.Et = e_test.to(**kw)
         self.Mt = torch.stack([synthetic.signal_coefficients(y_test, T, r, m) for r, m in zip(rhos, signal_norms)]).to(
@@ -159,18 +213,44 @@ class EncoderBatch:
         self._graph: torch.cuda.CUDAGraph | None = None
         self._graph_out: tuple[torch.Tensor, torch.Tensor] | None = None
         self._eager_steps = 0
+        # Deferred updates (see Deferred): up to ``defer_rows`` rows per matrix before a fold.
+        # On CPU this saves a quarter of the step; on CUDA the step is a fixed graph, so updates
+        # are applied at once there.
+        if defer_rows is None:
+            defer_rows = 0 if kw["device"].type == "cuda" else DEFER_ROWS
+        self.deferred: dict[str, Deferred] = {}
+        for name, (inp, out) in MATRICES.items():
+            k = 1 if name in ("Wq", "Wk") else n  # rows appended per step
+            d_in, d_out = (mlp_dim, d) if name == "W2" else (d, mlp_dim) if name == "W1" else (d, d)
+            if defer_rows >= 2 * k:
+                self.deferred[name] = Deferred(self.B, d_in, d_out, (defer_rows // k) * k, **kw)
+
+    def fold(self, names=None) -> None:
+        """Apply the pending updates to their matrices (all by default; after that, P holds the
+        current parameters)."""
+        with torch.no_grad():
+            for name, dm in self.deferred.items():
+                if dm.r and (names is None or name in names):
+                    X, G = dm.pending()
+                    if name == "Wk":  # acts as W_k^T: W_k^T - X^T G is W_k - G^T X
+                        self.P[name].baddbmm_(G.transpose(1, 2), X, alpha=-1.0)
+                    else:
+                        self.P[name].baddbmm_(X.transpose(1, 2), G, alpha=-1.0)
+                    dm.r = 0
 
     def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        self.fold()
         with torch.no_grad():
-            return cls_forward(self.P, self.X)
+            return cls_forward(self.P, self.Xn)
 
     def outputs_test(self) -> torch.Tensor:
+        self.fold()
         out = []
         with torch.no_grad():
             for lo in range(0, self.n_test, self.test_chunk):
                 X = self.Et[lo : lo + self.test_chunk].unsqueeze(0).repeat(self.B, 1, 1, 1)
                 X[..., :2] += self.Mt[:, lo : lo + self.test_chunk]
-                out.append(cls_forward(self.P, X)[0])
+                out.append(cls_forward(self.P, layer_normed(X))[0])
         return torch.cat(out, dim=1)
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -204,7 +284,7 @@ class EncoderBatch:
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor]:
         keep: dict[str, torch.Tensor] = {}
-        f, att = cls_forward(self.P, self.X, keep)
+        f, att = cls_forward(self.P, self.Xn, keep, self.deferred)
         loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses
         outputs = [keep[out] for _, out in MATRICES.values()]
         grads = torch.autograd.grad(loss, [self.P[k] for k in self.small] + outputs)
@@ -215,19 +295,36 @@ class EncoderBatch:
             for name, (inp, out) in MATRICES.items():
                 grad_out = by_output[out] * self.lr.view(-1, 1, 1)  # dL/d(x W) scaled by each run's lr
                 x = keep[inp].detach()
-                if name == "Wk":  # kq^T = q0 W_k^T: grad W_k = (dL/dkq)^T q0
+                dm = self.deferred.get(name)
+                if dm is not None:
+                    dm.append(x, grad_out)
+                    if not dm.fits(x.shape[1]):
+                        self.fold([name])
+                elif name == "Wk":  # kq^T = q0 W_k^T: grad W_k = (dL/dkq)^T q0
                     self.P[name].baddbmm_(grad_out.transpose(1, 2), x, alpha=-1.0)
                 else:  # y = x W: grad W = x^T dL/dy
                     self.P[name].baddbmm_(x.transpose(1, 2), grad_out, alpha=-1.0)
         return f.detach(), att.detach()
 
     def state(self) -> dict[str, torch.Tensor]:
-        return {k: v.detach().clone() for k, v in self.P.items()}
+        """Parameters and pending updates as they are (saving a checkpoint changes nothing, so a
+        resumed run continues exactly like an uninterrupted one)."""
+        out = {k: v.detach().clone() for k, v in self.P.items()}
+        for name, dm in self.deferred.items():
+            X, G = dm.pending()
+            out[f"pending.{name}.X"], out[f"pending.{name}.G"] = X.clone(), G.clone()
+        return out
 
     def load_state(self, state: dict[str, torch.Tensor]) -> None:
         with torch.no_grad():
             for k, v in self.P.items():
                 v.copy_(state[k])
+            for name, dm in self.deferred.items():
+                dm.r = 0
+                X, G = state.get(f"pending.{name}.X"), state.get(f"pending.{name}.G")
+                if X is not None and X.shape[1]:
+                    dm.append(X.to(dm.X), G.to(dm.G))
 
     def parameters(self, b: int) -> dict[str, torch.Tensor]:
+        self.fold()
         return {k: v[b].detach() for k, v in self.P.items()}

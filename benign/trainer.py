@@ -166,8 +166,10 @@ def train_batch(
     noisy = model.noisy
     for k in range(start, steps + 1):
         if k in wanted:
-            f, att = model.outputs_train()
+            # The step returns the training outputs before its update: at a logged step they
+            # are the ones to record, so the training set goes through the model once.
             ft = model.outputs_test()
+            f, att = model.outputs_train() if k == steps else model.step()
             tr = _metrics(f, model.y, noisy)
             te = _metrics(ft, model.y_test.expand_as(ft), None)
             for b, sched in enumerate(schedules):
@@ -177,7 +179,8 @@ def train_batch(
                 attention.append((k, att[attention_runs].double().cpu().numpy()))
         if k == steps:
             break
-        model.step()
+        if k not in wanted:
+            model.step()
         now = time.perf_counter()
         if checkpoint is not None and checkpoint_every > 0 and (k + 1) % checkpoint_every == 0:
             state = dict(identity=identity, model=model.state(), curves=curves, attention=attention, step=k + 1,

@@ -1,5 +1,6 @@
 """The [CLS]-only batched encoder against the textbook full-sequence encoder (float64)."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 from reference_models import encoder_dense
@@ -7,16 +8,20 @@ from reference_models import encoder_dense
 from benign.encoder import EncoderBatch
 
 
-def _batch(norms, etas, lrs=None):
+def _batch(norms, etas, lrs=None, defer_rows=None):
     B = len(norms)
     return EncoderBatch(
         n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=norms, rhos=[0.1] * B, etas=etas,
-        lrs=lrs or [0.1] * B, dtype=torch.float64,
+        lrs=lrs or [0.1] * B, dtype=torch.float64, defer_rows=defer_rows,
     )  # fmt: skip
 
 
-def test_training_matches_full_encoder_with_autograd():
-    model = _batch([3.0, 5.0], [0.2, 0.0])
+# Updates applied at once (0), deferred with the default capacity (None: W_q and W_k never fold
+# in 10 steps, the others fold once) and with a small one (13: folds every 2 steps).
+@pytest.mark.parametrize("defer_rows", [0, None, 13])
+def test_training_matches_full_encoder_with_autograd(defer_rows):
+    model = _batch([3.0, 5.0], [0.2, 0.0], defer_rows=defer_rows)
+    assert bool(model.deferred) == (defer_rows != 0)
     ref = {k: v.clone().requires_grad_(True) for k, v in model.parameters(1).items()}
     X = model.X[1]
     for _ in range(10):
@@ -49,3 +54,34 @@ def test_attention_rows_sum_to_one_and_batched_equals_alone():
     assert torch.allclose(att.sum(-1), torch.ones_like(att.sum(-1)))
     for b, a in enumerate(alone):
         assert torch.allclose(f[b], a.outputs_train()[0][0], rtol=1e-10, atol=1e-12)
+
+
+def test_checkpoint_keeps_pending_updates():
+    """A state saved with updates still pending, loaded into a fresh batch, continues exactly
+    like the batch it came from, and saving it changes nothing."""
+    model = _batch([3.0, 5.0], [0.2, 0.4], defer_rows=13)
+    for _ in range(3):
+        model.step()
+    assert any(dm.r for dm in model.deferred.values())
+    state = model.state()
+    copy = _batch([3.0, 5.0], [0.2, 0.4], defer_rows=13)
+    copy.load_state(state)
+    for _ in range(4):
+        f1, _ = model.step()
+        f2, _ = copy.step()
+        assert torch.equal(f1, f2)
+    for k, v in model.parameters(0).items():
+        assert torch.equal(v, copy.parameters(0)[k]), k
+
+
+def test_deferred_bookkeeping():
+    """Pending rows never exceed the capacity; a fold empties them; outputs fold first."""
+    model = _batch([3.0], [0.2], defer_rows=13)
+    caps = {name: dm.X.shape[1] for name, dm in model.deferred.items()}
+    assert caps == {"Wq": 13, "Wk": 13, "Wv": 12, "W1": 12, "W2": 12}
+    for _ in range(5):
+        model.step()
+        assert all(dm.r <= caps[name] for name, dm in model.deferred.items())
+    assert model.deferred["Wq"].r == 5 and model.deferred["Wv"].r == 6  # folded after steps 2 and 4
+    model.outputs_train()
+    assert all(dm.r == 0 for dm in model.deferred.values())
