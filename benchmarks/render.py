@@ -54,6 +54,8 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         ours = _s(full["wall_s"]) if full else f"{_s(o['priced_from_prefix_s']['logging_every_50_steps'])} (priced)"
         refs = f"{_s(ref['priced_s']['logging_every_50_steps'])} (extrapolated)"
         ratio += f"; per step {r['ratios']['per_training_step']}x, per evaluation {r['ratios']['per_evaluation']}x"
+        if "logging_every_10_steps_priced" in r["ratios"]:
+            ratio += f", both logging every 10 steps (the authors' schedule) {r['ratios']['logging_every_10_steps_priced']}x"
         f32 = ag["float32"]
         agree = f"float32, {ag['prefix_steps']} steps: max abs loss diff {_e(f32['max_abs_step_loss_diff'])}; " \
                 f"float64: {_e(ag['float64']['max_abs_step_loss_diff'])}"
