@@ -214,8 +214,8 @@ class EncoderBatch:
         self._graph_out: tuple[torch.Tensor, torch.Tensor] | None = None
         self._eager_steps = 0
         # Deferred updates (see Deferred): up to ``defer_rows`` rows per matrix before a fold.
-        # On CPU this saves a quarter of the step; on CUDA the step is a fixed graph, so updates
-        # are applied at once there.
+        # On CPU this made the d 2000 run 13-18% faster; on CUDA the step is a fixed graph, so
+        # updates are applied at once there.
         if defer_rows is None:
             defer_rows = 0 if kw["device"].type == "cuda" else DEFER_ROWS
         self.deferred: dict[str, Deferred] = {}
@@ -231,12 +231,16 @@ class EncoderBatch:
         with torch.no_grad():
             for name, dm in self.deferred.items():
                 if dm.r and (names is None or name in names):
-                    X, G = dm.pending()
-                    if name == "Wk":  # acts as W_k^T: W_k^T - X^T G is W_k - G^T X
-                        self.P[name].baddbmm_(G.transpose(1, 2), X, alpha=-1.0)
-                    else:
-                        self.P[name].baddbmm_(X.transpose(1, 2), G, alpha=-1.0)
+                    self._apply(name, *dm.pending())
                     dm.r = 0
+
+    def _apply(self, name: str, X: torch.Tensor, G: torch.Tensor) -> None:
+        """M -= X^T G for the matrix ``name`` as it acts (x M)."""
+        with torch.no_grad():
+            if name == "Wk":  # acts as W_k^T: W_k^T - X^T G is W_k - G^T X
+                self.P[name].baddbmm_(G.transpose(1, 2), X, alpha=-1.0)
+            else:
+                self.P[name].baddbmm_(X.transpose(1, 2), G, alpha=-1.0)
 
     def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
         self.fold()
@@ -300,10 +304,8 @@ class EncoderBatch:
                     dm.append(x, grad_out)
                     if not dm.fits(x.shape[1]):
                         self.fold([name])
-                elif name == "Wk":  # kq^T = q0 W_k^T: grad W_k = (dL/dkq)^T q0
-                    self.P[name].baddbmm_(grad_out.transpose(1, 2), x, alpha=-1.0)
-                else:  # y = x W: grad W = x^T dL/dy
-                    self.P[name].baddbmm_(x.transpose(1, 2), grad_out, alpha=-1.0)
+                else:  # y = x M: grad M = x^T dL/dy (for W_k, M = W_k^T)
+                    self._apply(name, x, grad_out)
         return f.detach(), att.detach()
 
     def state(self) -> dict[str, torch.Tensor]:
@@ -319,11 +321,17 @@ class EncoderBatch:
         with torch.no_grad():
             for k, v in self.P.items():
                 v.copy_(state[k])
-            for name, dm in self.deferred.items():
+            for dm in self.deferred.values():
                 dm.r = 0
+            for name in MATRICES:
                 X, G = state.get(f"pending.{name}.X"), state.get(f"pending.{name}.G")
-                if X is not None and X.shape[1]:
-                    dm.append(X.to(dm.X), G.to(dm.G))
+                if X is None or not X.shape[1]:
+                    continue
+                X, G = X.to(self.P[name]), G.to(self.P[name])
+                if name in self.deferred:
+                    self.deferred[name].append(X, G)
+                else:  # saved where updates were deferred, resumed where they are not (CUDA)
+                    self._apply(name, X, G)
 
     def parameters(self, b: int) -> dict[str, torch.Tensor]:
         self.fold()

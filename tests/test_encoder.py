@@ -85,3 +85,18 @@ def test_deferred_bookkeeping():
     assert model.deferred["Wq"].r == 5 and model.deferred["Wv"].r == 6  # folded after steps 2 and 4
     model.outputs_train()
     assert all(dm.r == 0 for dm in model.deferred.values())
+
+
+def test_pending_updates_survive_a_resume_without_deferral():
+    """A state saved with pending updates (CPU) and resumed where updates are applied at once
+    (as on CUDA) applies them: the runs continue alike (float64, to rounding)."""
+    model = _batch([3.0], [0.2], defer_rows=13)
+    for _ in range(3):
+        model.step()
+    assert any(dm.r for dm in model.deferred.values())
+    plain = _batch([3.0], [0.2], defer_rows=0)
+    plain.load_state(model.state())
+    for _ in range(3):
+        f1, _ = model.step()
+        f2, _ = plain.step()
+        assert torch.allclose(f1, f2, rtol=1e-12, atol=1e-14)
