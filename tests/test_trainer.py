@@ -34,6 +34,14 @@ def test_frames_conform_and_match_reference():
     assert math.isclose(row.train_loss, history[-1][0], rel_tol=1e-9)
     assert math.isclose(row.test_loss, history[-1][1], rel_tol=1e-9)
     assert sorted(curves[curves.run_id == row.run_id].step) == [0, 10, 20, 30, 40]
+    # every logged step, not only the last: the recorded outputs are those before that step's update
+    logged = curves[curves.run_id == row.run_id].set_index("step")
+    for k in (0, 10, 20, 30, 40):
+        assert math.isclose(logged.loc[k, "train_loss"], history[k][0], rel_tol=1e-9), k
+        assert math.isclose(logged.loc[k, "test_loss"], history[k][1], rel_tol=1e-9), k
+    for k in (10, 40):
+        att = attention[attention.step == k].sort_values(["sample", "token"]).probability.to_numpy()
+        assert np.allclose(att, history[k][2].flatten().numpy(), rtol=1e-9, atol=1e-12), k
     assert set(attention.run_id) == {row.run_id}  # only the run that asked for it
     sums = attention.groupby(["step", "sample"]).probability.sum()
     assert np.allclose(sums, 1.0)
