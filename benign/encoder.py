@@ -219,7 +219,7 @@ class EncoderBatch:
         if defer_rows is None:
             defer_rows = 0 if kw["device"].type == "cuda" else DEFER_ROWS
         self.deferred: dict[str, Deferred] = {}
-        for name, (inp, out) in MATRICES.items():
+        for name in MATRICES:
             k = 1 if name in ("Wq", "Wk") else n  # rows appended per step
             d_in, d_out = (mlp_dim, d) if name == "W2" else (d, mlp_dim) if name == "W1" else (d, d)
             if defer_rows >= 2 * k:
