@@ -23,7 +23,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from benign import synthetic
+from benign import native, synthetic
 
 log = logging.getLogger("benign.encoder")
 
@@ -107,7 +107,7 @@ class Deferred:
 
 def _product(P: dict, name: str, x: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """x times the matrix ``name`` as it acts (W_k acts transposed), pending updates included."""
-    out = torch.bmm(x, P[name].transpose(1, 2) if name == "Wk" else P[name])
+    out = native.product(x, P[name], transposed=name == "Wk")
     return deferred[name].apply(x, out) if deferred else out
 
 

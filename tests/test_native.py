@@ -1,0 +1,140 @@
+"""The native skinny matrix products (benign/native) against float64 products, and the encoder
+trained through them against the dense float64 encoder."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from reference_models import encoder_dense
+
+from benign import native
+from benign.encoder import EncoderBatch
+
+pytestmark = pytest.mark.skipif(native.compiler() is None, reason="no C++ compiler on this machine")
+
+
+@pytest.fixture
+def everywhere(monkeypatch, tmp_path):
+    """The kernels built afresh into a temporary cache, used for every size, at one thread."""
+    monkeypatch.setenv("BENIGN_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setenv("BENIGN_NATIVE", "1")
+    monkeypatch.setattr(native, "MIN_MATRIX", 0)
+    native.reset()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+    native.reset()
+
+
+def _operands(B, M, K, N, transposed, g):
+    """Row-strided views (leading dimensions larger than the row), as the kernels must accept."""
+    x = torch.randn(B, M, K + 3, generator=g)[..., :K]
+    W = torch.randn(B, N, K + 5, generator=g)[..., :K] if transposed else torch.randn(B, K, N + 5, generator=g)[..., :N]
+    return x, W
+
+
+SHAPES = [  # (M, K, N): rows at and around the register tiles (10, 12), columns around the
+    (1, 40, 33),  # vector width (16) and the 256-row passes over the matrix
+    (3, 17, 16),
+    (4, 300, 31),
+    (7, 16, 47),
+    (10, 33, 64),
+    (11, 257, 50),
+    (20, 520, 200),
+    (23, 64, 7),
+    (64, 100, 97),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_products_match_float64(everywhere, shape, transposed):
+    M, K, N = shape
+    g = torch.Generator().manual_seed(M * 1000 + K)
+    x, W = _operands(2, M, K, N, transposed, g)
+    expect_native = transposed or M >= native.MIN_NN_ROWS
+    assert native.applies(x, W, transposed) == expect_native
+    out = native.matmul(x, W, transposed)
+    ref = torch.bmm(x.double(), (W.transpose(1, 2) if transposed else W).double())
+    assert out.shape == ref.shape and out.dtype == torch.float32
+    # float32 rounding of a K-term sum of O(1) products (observed: below 2e-7 K); a wrong or
+    # missing term would be off by O(1)
+    torch.testing.assert_close(out.double(), ref, rtol=0, atol=1e-6 * K)
+    assert torch.equal(native.matmul(x, W, transposed), out)  # same order, same bits
+
+
+def test_product_gradient_matches_float64(everywhere):
+    """x W and x W^T through autograd: the gradient in x is g W^T (or g W), by the kernels."""
+    g = torch.Generator().manual_seed(5)
+    for transposed in (False, True):
+        x, W = _operands(2, 20, 70, 45, transposed, g)
+        x = x.contiguous().requires_grad_(True)
+        up = torch.randn(2, 20, 45, generator=g)
+        (grad,) = torch.autograd.grad((native.product(x, W, transposed) * up).sum(), x)
+        ref_x = x.detach().double().requires_grad_(True)
+        Wd = W.double()
+        (ref,) = torch.autograd.grad((torch.bmm(ref_x, Wd.transpose(1, 2) if transposed else Wd) * up).sum(), ref_x)
+        torch.testing.assert_close(grad.double(), ref, rtol=0, atol=1e-5)
+
+
+def test_falls_back_where_the_kernels_do_not_apply(everywhere, monkeypatch):
+    g = torch.Generator().manual_seed(2)
+    x, W = _operands(1, 8, 32, 32, False, g)
+    assert native.applies(x, W, False)
+    assert not native.applies(x.double(), W.double(), False)  # float64: torch
+    torch.set_num_threads(2)
+    assert not native.applies(x, W, False)  # several threads: the threaded BLAS
+    torch.set_num_threads(1)
+    monkeypatch.setattr(native, "MIN_MATRIX", 32 * 32 + 1)
+    assert not native.applies(x, W, False)  # small matrix
+    monkeypatch.setenv("BENIGN_NATIVE", "0")
+    monkeypatch.setattr(native, "MIN_MATRIX", 0)
+    assert not native.applies(x, W, False)
+    assert torch.equal(native.matmul(x, W), torch.bmm(x, W))
+
+
+def test_a_failing_compiler_means_torch_products_and_a_warning(everywhere, monkeypatch, caplog):
+    monkeypatch.setenv("CXX", "false")  # exits 1 whatever it is asked
+    native.reset()
+    g = torch.Generator().manual_seed(3)
+    x, W = _operands(1, 8, 32, 32, False, g)
+    with caplog.at_level("WARNING", logger="benign.native"):
+        assert not native.applies(x, W, False)
+    assert "native kernels unavailable" in caplog.text
+    assert torch.equal(native.matmul(x, W), torch.bmm(x, W))
+
+
+def test_library_is_built_once_into_the_cache(everywhere, tmp_path):
+    assert native.library() is not None
+    built = list(tmp_path.glob("skinny-*.so"))
+    assert len(built) == 1
+    stamp = built[0].stat().st_mtime_ns
+    native.reset()
+    assert native.library() is not None
+    assert built[0].stat().st_mtime_ns == stamp  # loaded, not rebuilt
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_encoder_float32_through_the_kernels_matches_float64_dense(everywhere):
+    """An encoder whose products all go to the kernels (n 20 rows, d and mlp_dim off the vector
+    width), float32, against the dense float64 autograd encoder: 12 steps, deferred updates."""
+    model = EncoderBatch(
+        n=20, T=4, d=40, sigma=1.0, n_test=30, seed=4, mlp_dim=36, signal_norms=[3.0, 5.0], rhos=[0.1, 0.1],
+        etas=[0.2, 0.0], lrs=[0.1, 0.1], dtype=torch.float32, defer_rows=40,
+    )  # fmt: skip
+    assert native.applies(torch.zeros(2, 20, 40), model.P["Wv"], False)  # the mix of the 20 samples
+    ref = {k: v.double().clone().requires_grad_(True) for k, v in model.parameters(1).items()}
+    X = model.X[1].double()
+    for _ in range(12):
+        f_ref, att_ref = encoder_dense(ref, X)
+        f, att = model.step()
+        torch.testing.assert_close(f[1].double(), f_ref.detach(), rtol=0, atol=2e-5)
+        torch.testing.assert_close(att[1].double(), att_ref[:, 0].detach(), rtol=0, atol=2e-6)
+        loss = F.softplus(-model.y[1].double() * f_ref).mean()
+        grads = torch.autograd.grad(loss, list(ref.values()))
+        with torch.no_grad():
+            for p, g in zip(ref.values(), grads):
+                p -= 0.1 * g
+    for name, value in model.parameters(1).items():
+        torch.testing.assert_close(value.double(), ref[name].detach(), rtol=0, atol=2e-5, msg=name)
+    assert ref["cls"].abs().max() > 1e-3
