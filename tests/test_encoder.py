@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from reference_models import encoder_dense
 
+from benign import encoder
 from benign.encoder import EncoderBatch
 
 
@@ -100,3 +101,22 @@ def test_pending_updates_survive_a_resume_without_deferral():
         f1, _ = model.step()
         f2, _ = plain.step()
         assert torch.allclose(f1, f2, rtol=1e-12, atol=1e-14)
+
+
+def test_test_outputs_alike_with_the_test_tokens_kept_or_formed_per_pass(monkeypatch):
+    """Small test sets keep their normalised tokens; large ones form them per pass (of 3 samples
+    here): the test outputs are the same, and equal the dense encoder's."""
+    kept = _batch([3.0, 5.0], [0.2, 0.0])
+    assert kept.Xn_test is not None
+    monkeypatch.setattr(encoder, "TEST_CACHE_FLOATS", 0)
+    formed = EncoderBatch(
+        n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=[3.0, 5.0], rhos=[0.1] * 2,
+        etas=[0.2, 0.0], lrs=[0.1] * 2, dtype=torch.float64, test_chunk=3,
+    )  # fmt: skip
+    assert formed.Xn_test is None
+    for _ in range(3):
+        kept.step(), formed.step()
+    assert torch.allclose(kept.outputs_test(), formed.outputs_test(), rtol=1e-12, atol=1e-14)
+    Xt = formed.Et.clone()
+    Xt[..., :2] += formed.Mt[0]
+    assert torch.allclose(formed.outputs_test()[0], encoder_dense(formed.parameters(0), Xt)[0], rtol=1e-9, atol=1e-12)

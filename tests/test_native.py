@@ -12,10 +12,15 @@ from benign.encoder import EncoderBatch
 pytestmark = pytest.mark.skipif(native.compiler() is None, reason="no C++ compiler on this machine")
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("native")
+
+
 @pytest.fixture
-def everywhere(monkeypatch, tmp_path):
-    """The kernels built afresh into a temporary cache, used for every size, at one thread."""
-    monkeypatch.setenv("BENIGN_NATIVE_CACHE", str(tmp_path))
+def everywhere(monkeypatch, cache):
+    """The kernels built (once) into a temporary cache, used for every size, at one thread."""
+    monkeypatch.setenv("BENIGN_NATIVE_CACHE", str(cache))
     monkeypatch.setenv("BENIGN_NATIVE", "1")
     monkeypatch.setattr(native, "MIN_MATRIX", 0)
     native.reset()
@@ -104,7 +109,9 @@ def test_a_failing_compiler_means_torch_products_and_a_warning(everywhere, monke
     assert torch.equal(native.matmul(x, W), torch.bmm(x, W))
 
 
-def test_library_is_built_once_into_the_cache(everywhere, tmp_path):
+def test_library_is_built_once_into_the_cache(everywhere, monkeypatch, tmp_path):
+    monkeypatch.setenv("BENIGN_NATIVE_CACHE", str(tmp_path))
+    native.reset()
     assert native.library() is not None
     built = list(tmp_path.glob("skinny-*.so"))
     assert len(built) == 1

@@ -128,8 +128,8 @@ def library() -> ctypes.CDLL | None:
         i64, i32, ptr = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p
         strides = [i32, i32, i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64]
         lib.skinny_nn.argtypes = strides + [ptr]
-        lib.skinny_nt.argtypes = strides
-        lib.skinny_scratch_floats.argtypes = [i32]
+        lib.skinny_nt.argtypes = strides + [ptr]
+        lib.skinny_scratch_floats.argtypes = [i32, i32, i32]
         lib.skinny_scratch_floats.restype = i64
         _lib = lib
         return _lib
@@ -170,11 +170,8 @@ def matmul(x: torch.Tensor, W: torch.Tensor, transposed: bool = False) -> torch.
     out = torch.empty(B, M, N, dtype=x.dtype)
     args = (B, M, N, K, x.data_ptr(), x.stride(1), x.stride(0), W.data_ptr(), W.stride(1), W.stride(0))
     args += (out.data_ptr(), out.stride(1), out.stride(0))
-    if transposed:
-        lib.skinny_nt(*args)
-    else:
-        scratch = torch.empty(lib.skinny_scratch_floats(M), dtype=torch.float32)
-        lib.skinny_nn(*args, scratch.data_ptr())
+    scratch = torch.empty(lib.skinny_scratch_floats(M, N, K), dtype=torch.float32)
+    (lib.skinny_nt if transposed else lib.skinny_nn)(*args, scratch.data_ptr())
     return out
 
 

@@ -7,7 +7,8 @@
 //
 //   skinny_nn: C = A B     (A: M x K small, B: K x N large), C tiles in registers, B rows
 //              prefetched (row stride is large, so the hardware prefetcher does not follow).
-//   skinny_nt: C = A B^T   (B: N x K large, read row by row), dot products of rows.
+//   skinny_nt: C = A B^T   (B: N x K large, read row by row), as B A^T with A^T in a small
+//              panel (dot products of rows for 1-3 rows of A).
 //
 // Each output element is summed in a fixed order that depends only on the shapes, so results
 // are reproducible run to run. Built at first use with the machine's own instruction set
@@ -110,61 +111,143 @@ static void nn_one(int M, int N, int K, const float* A, int64_t lda, const float
 }
 
 // ---------------------------------------------------------------- C = A B^T
-constexpr int RB = (VW == 16) ? 6 : 4;  // rows of B at a time
-constexpr int QB = (VW == 16) ? 4 : 2;  // rows of A at a time (RB * QB accumulators)
+// With 4 or more rows of A: A is transposed into a zero-padded K x (8 NV) panel (NV vectors of 8
+// floats; 24 lanes for 17-24 rows), and C^T = B A^T is formed like a product of B's rows with
+// that panel: a tile of MR rows of B times the panel's lanes in registers, B's elements
+// broadcast, B read row by row in 256-column passes, partial sums kept in S (N x 8 NV).
+typedef float vec8 __attribute__((vector_size(32), aligned(4)));
+static inline vec8 load8(const float* p) { vec8 v; std::memcpy(&v, p, 32); return v; }
+static inline void store8(float* p, vec8 v) { std::memcpy(p, &v, 32); }
+constexpr int NT_KC = 256;
+constexpr int NT_LANES = 24;  // rows of A per panel
 
+template <int NV>
+constexpr int nt_rows() {  // rows of B per tile: MR * NV accumulators plus NV operands
+#if defined(__AVX512F__)
+    return NV == 3 ? 8 : NV == 2 ? 12 : 16;
+#else
+    return NV == 3 ? 4 : NV == 2 ? 6 : 12;
+#endif
+}
+
+template <int MR, int NV>
+static inline void nt_tile(int kc, const float* B, int64_t ldb, const float* At, float* S, bool first, const float* pf) {
+    vec8 acc[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = first ? vec8{} : load8(S + (i * NV + v) * 8);
+    for (int k = 0; k < kc; ++k) {
+        if ((k & 15) == 0)  // one cache line of each of the next tile's rows per 16 columns
+            for (int i = 0; i < MR; ++i) __builtin_prefetch(pf + i * ldb + k);
+        vec8 a[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) a[v] = load8(At + (k * NV + v) * 8);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) {
+            const vec8 b = vec8{} + B[i * ldb + k];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[i][v] += b * a[v];
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) store8(S + (i * NV + v) * 8, acc[i][v]);
+}
+
+template <int R, int NV>  // the last r < R rows of B, as one tile of exactly r rows
+static inline void nt_tail(int r, int kc, const float* B, int64_t ldb, const float* At, float* S, bool first) {
+    if constexpr (R > 0) {
+        if (r == R)
+            nt_tile<R, NV>(kc, B, ldb, At, S, first, B);
+        else
+            nt_tail<R - 1, NV>(r, kc, B, ldb, At, S, first);
+    }
+}
+
+template <int NV>
+static void nt_panel(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                     int64_t ldc, float* At, float* S) {
+    constexpr int MR = nt_rows<NV>(), L = NV * 8;
+    for (int k = 0; k < K; ++k)
+        for (int q = 0; q < L; ++q) At[k * L + q] = q < M ? A[q * lda + k] : 0.0f;
+    for (int k0 = 0; k0 < K; k0 += NT_KC) {
+        const int kc = (K - k0 < NT_KC) ? K - k0 : NT_KC;
+        const bool first = k0 == 0;
+        int r = 0;
+        for (; r + MR <= N; r += MR) {
+            const float* pf = B + ((r + 2 * MR <= N) ? r + MR : r) * ldb + k0;
+            nt_tile<MR, NV>(kc, B + r * ldb + k0, ldb, At + k0 * L, S + r * L, first, pf);
+        }
+        nt_tail<MR - 1, NV>(N - r, kc, B + r * ldb + k0, ldb, At + k0 * L, S + r * L, first);
+    }
+    for (int r = 0; r < N; ++r)
+        for (int q = 0; q < M; ++q) C[q * ldc + r] = S[r * L + q];
+}
+
+// With 1-3 rows of A (a matrix-vector product, memory-bound): dot products of rows.
 static inline float hsum(vec v) {
     float s = 0;
     for (int j = 0; j < VW; ++j) s += v[j];
     return s;
 }
 
-template <int R, int Q>
-static inline void dots(int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc) {
+template <int R>
+static inline void dots(int K, const float* a, const float* B, int64_t ldb, float* c) {
     const int Kv = K - K % VW;
-    vec acc[R][Q] = {};
+    vec acc[R] = {};
     for (int k = 0; k < Kv; k += VW) {
-        vec b[R], a[Q];
+        const vec x = loadu(a + k);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) b[r] = loadu(B + r * ldb + k);
-#pragma GCC unroll 8
-        for (int q = 0; q < Q; ++q) a[q] = loadu(A + q * lda + k);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-            for (int q = 0; q < Q; ++q) acc[r][q] += a[q] * b[r];
+        for (int r = 0; r < R; ++r) acc[r] += x * loadu(B + r * ldb + k);
     }
-    for (int r = 0; r < R; ++r)
-        for (int q = 0; q < Q; ++q) {
-            float s = hsum(acc[r][q]);
-            for (int k = Kv; k < K; ++k) s += A[q * lda + k] * B[r * ldb + k];
-            C[q * ldc + r] = s;
-        }
+    for (int r = 0; r < R; ++r) {
+        float s = hsum(acc[r]);
+        for (int k = Kv; k < K; ++k) s += a[k] * B[r * ldb + k];
+        c[r] = s;
+    }
 }
 
 static void nt_one(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                   int64_t ldc) {
-    int r0 = 0;
-    for (; r0 + RB <= N; r0 += RB) {
-        int q0 = 0;
-        for (; q0 + QB <= M; q0 += QB) dots<RB, QB>(K, A + q0 * lda, lda, B + r0 * ldb, ldb, C + q0 * ldc + r0, ldc);
-        for (; q0 < M; ++q0) dots<RB, 1>(K, A + q0 * lda, lda, B + r0 * ldb, ldb, C + q0 * ldc + r0, ldc);
+                   int64_t ldc, float* scratch) {
+    if (M < 4) {
+        for (int q = 0; q < M; ++q) {
+            int r = 0;
+            for (; r + 6 <= N; r += 6) dots<6>(K, A + q * lda, B + r * ldb, ldb, C + q * ldc + r);
+            for (; r < N; ++r) dots<1>(K, A + q * lda, B + r * ldb, ldb, C + q * ldc + r);
+        }
+        return;
     }
-    for (; r0 < N; ++r0)
-        for (int q0 = 0; q0 < M; ++q0) dots<1, 1>(K, A + q0 * lda, lda, B + r0 * ldb, ldb, C + q0 * ldc + r0, ldc);
+    float* At = scratch;
+    float* S = scratch + (int64_t)K * NT_LANES;
+    for (int q = 0; q < M; q += NT_LANES) {
+        const int m = (M - q < NT_LANES) ? M - q : NT_LANES;
+        const float* Aq = A + q * lda;
+        float* Cq = C + q * ldc;
+        if (m > 16)
+            nt_panel<3>(m, N, K, Aq, lda, B, ldb, Cq, ldc, At, S);
+        else if (m > 8)
+            nt_panel<2>(m, N, K, Aq, lda, B, ldb, Cq, ldc, At, S);
+        else
+            nt_panel<1>(m, N, K, Aq, lda, B, ldb, Cq, ldc, At, S);
+    }
 }
 
 extern "C" {
 // Batched over `batch` independent products: product b uses A + b*sa, B + b*sb, C + b*sc.
-// C must not overlap A or B. `scratch` holds (KC + M) * VW floats (skinny_scratch_floats).
+// C must not overlap A or B. `scratch` holds skinny_scratch_floats(M, N, K) floats.
 void skinny_nn(int batch, int M, int N, int K, const float* A, int64_t lda, int64_t sa, const float* B, int64_t ldb,
                int64_t sb, float* C, int64_t ldc, int64_t sc, float* scratch) {
     for (int b = 0; b < batch; ++b) nn_one(M, N, K, A + b * sa, lda, B + b * sb, ldb, C + b * sc, ldc, scratch);
 }
 void skinny_nt(int batch, int M, int N, int K, const float* A, int64_t lda, int64_t sa, const float* B, int64_t ldb,
-               int64_t sb, float* C, int64_t ldc, int64_t sc) {
-    for (int b = 0; b < batch; ++b) nt_one(M, N, K, A + b * sa, lda, B + b * sb, ldb, C + b * sc, ldc);
+               int64_t sb, float* C, int64_t ldc, int64_t sc, float* scratch) {
+    for (int b = 0; b < batch; ++b) nt_one(M, N, K, A + b * sa, lda, B + b * sb, ldb, C + b * sc, ldc, scratch);
 }
-int64_t skinny_scratch_floats(int M) { return (int64_t)(KC + M) * VW; }
+int64_t skinny_scratch_floats(int M, int N, int K) {
+    const int64_t nn = (int64_t)(KC + M) * VW, nt = (int64_t)(K + N) * NT_LANES;
+    return nn > nt ? nn : nt;
+}
 int skinny_vector_width() { return VW; }
 }
