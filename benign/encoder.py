@@ -63,12 +63,12 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
     }
 
 
-# The d x d (and d x mlp_dim) matrices. Their gradients are outer products of a matmul's
-# input and output gradient, so training applies them in place (baddbmm_) instead of
-# materialising a gradient tensor per matrix: half the memory traffic of a plain step.
 TEST_CACHE_FLOATS = 1 << 25  # normalised test tokens kept between evaluations up to this size (128 MB)
 DEFER_ROWS = 64  # rows of pending updates per matrix before they are folded in (CPU)
-MATRICES = {"Wq": ("a_cls1", "q0"), "Wk": ("q0", "kq1"), "Wv": ("mix", "hv"), "W1": ("m", "pre1"), "W2": ("act", "out2")}
+# The d x d (and d x mlp_dim) matrices, each used as x M (M = W_k^T for W_k). Their gradients
+# are outer products x^T dL/d(x M), so training applies them in place (baddbmm_) or keeps them
+# as factors (Deferred) instead of materialising a gradient tensor per matrix.
+MATRICES = ("Wq", "Wk", "Wv", "W1", "W2")
 
 
 def layer_normed(X: torch.Tensor) -> torch.Tensor:
@@ -93,6 +93,12 @@ class Deferred:
             return out
         return out - torch.bmm(torch.bmm(x, self.X[:, : self.r].transpose(1, 2)), self.G[:, : self.r])
 
+    def apply_t(self, g: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """out = g M^T  ->  g M_now^T = g M^T - (g G^T) X."""
+        if self.r == 0:
+            return out
+        return out - torch.bmm(torch.bmm(g, self.G[:, : self.r].transpose(1, 2)), self.X[:, : self.r])
+
     def fits(self, k: int) -> bool:
         return self.r + k <= self.X.shape[1]
 
@@ -108,51 +114,129 @@ class Deferred:
 
 def _product(P: dict, name: str, x: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """x times the matrix ``name`` as it acts (W_k acts transposed), pending updates included."""
-    out = native.product(x, P[name], transposed=name == "Wk")
+    out = native.matmul(x, P[name], transposed=name == "Wk")
     return deferred[name].apply(x, out) if deferred else out
 
 
+def _product_t(P: dict, name: str, g: torch.Tensor, deferred: dict | None) -> torch.Tensor:
+    """g times the transpose of the matrix ``name`` as it acts: the gradient of :func:`_product`'s input."""
+    out = native.matmul(g, P[name], transposed=name != "Wk")
+    return deferred[name].apply_t(g, out) if deferred else out
+
+
+LN_EPS = 1e-5  # torch's LayerNorm default
+
+
+def _normalize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """LayerNorm without its affine part over the last dimension: (x_hat, mean, 1/std)."""
+    return torch.native_layer_norm(x, (x.shape[-1],), None, None, LN_EPS)
+
+
+def _normalize_backward(g: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor) -> torch.Tensor:
+    """Gradient in x of :func:`_normalize` given the gradient g of x_hat."""
+    return torch.ops.aten.native_layer_norm_backward(g, x, (x.shape[-1],), mean, rstd, None, None, [True, False, False])[0]
+
+
 def cls_forward(
-    P: dict[str, torch.Tensor], Xn: torch.Tensor, keep: dict | None = None, deferred: dict | None = None
+    P: dict[str, torch.Tensor], Xn: torch.Tensor, tape: dict | None = None, deferred: dict | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Batched [CLS]-only forward. P: tensors with a leading run dimension B; Xn: the tokens
     after LayerNorm's normalisation, before its affine part (:func:`layer_normed`), (B, n, T, d).
 
-    Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)). With
-    ``keep``, the inputs and outputs of the matrix products are stored in it (see MATRICES);
-    with ``deferred``, pending updates of the matrices are included (:class:`Deferred`).
+    Returns (f (B, n), [CLS] attention over [CLS] and the T tokens (B, n, T+1)). With ``tape``,
+    the intermediate values :func:`cls_backward` needs are stored in it; with ``deferred``,
+    pending updates of the matrices are included (:class:`Deferred`).
 
     The tokens' LayerNorm output a = Xn w + b is never formed: a score a . k is
     Xn . (w k) + b . k, and an attention mix sum_j att_j a_j is (sum_j att_j Xn_j) w + b sum_j att_j.
     """
     B, n, T, d = Xn.shape
     w, b = P["ln1_w"], P["ln1_b"]
-    a_cls = F.layer_norm(P["cls"], (d,)) * w + b  # (B, d)
+    c_hat, c_mean, c_rstd = _normalize(P["cls"])
+    a_cls = c_hat * w + b  # (B, d)
     q0 = _product(P, "Wq", a_cls.unsqueeze(1), deferred)  # (B, 1, d)
     kq = _product(P, "Wk", q0, deferred)  # (W_k q0)^T: scores are a_j . W_k q0
-    if keep is not None:
-        keep.update(a_cls1=a_cls.unsqueeze(1), q0=q0, kq1=kq)
-    q0, kq = q0.squeeze(1), kq.squeeze(1)
     scale = 1.0 / math.sqrt(d)
-    s_cls = (a_cls * kq).sum(-1, keepdim=True) * scale  # (B, 1)
-    s_tok = torch.bmm(Xn.reshape(B, n * T, d), (w * kq).unsqueeze(-1)).view(B, n, T)
-    s_tok = (s_tok + (b * kq).sum(-1)[:, None, None]) * scale
+    s_cls = (a_cls * kq[:, 0]).sum(-1, keepdim=True) * scale  # (B, 1)
+    s_tok = torch.bmm(Xn.reshape(B, n * T, d), (w * kq[:, 0]).unsqueeze(-1)).view(B, n, T)
+    s_tok = (s_tok + (b * kq[:, 0]).sum(-1)[:, None, None]) * scale
     att = torch.softmax(torch.cat([s_cls.unsqueeze(1).expand(B, n, 1), s_tok], dim=-1), dim=-1)
     att_tok = att[..., 1:]
     z = torch.bmm(att_tok.reshape(B * n, 1, T), Xn.reshape(B * n, T, d)).view(B, n, d)
-    mix = att[..., :1] * a_cls.unsqueeze(1) + z * w[:, None] + att_tok.sum(-1, keepdim=True) * b[:, None]
+    att_sum = att_tok.sum(-1, keepdim=True)
+    mix = att[..., :1] * a_cls.unsqueeze(1) + z * w[:, None] + att_sum * b[:, None]
     hv = _product(P, "Wv", mix, deferred)  # (B, n, d)
     h = P["cls"].unsqueeze(1) + hv
-    m = F.layer_norm(h, (d,)) * P["ln2_w"][:, None] + P["ln2_b"][:, None]
-    pre1 = _product(P, "W1", m, deferred)
-    act = F.gelu(pre1 + P["b1"][:, None])
-    out2 = _product(P, "W2", act, deferred)
-    if keep is not None:
-        keep.update(mix=mix, hv=hv, m=m, pre1=pre1, act=act, out2=out2)
-    h = h + out2 + P["b2"][:, None]
-    out = F.layer_norm(h, (d,)) * P["lnf_w"][:, None] + P["lnf_b"][:, None]
-    f = torch.bmm(out, P["head_w"].unsqueeze(-1)).squeeze(-1) + P["head_b"][:, None]
+    m_hat, m_mean, m_rstd = _normalize(h)
+    m = m_hat * P["ln2_w"][:, None] + P["ln2_b"][:, None]
+    u = _product(P, "W1", m, deferred) + P["b1"][:, None]
+    act = F.gelu(u)
+    h2 = h + _product(P, "W2", act, deferred) + P["b2"][:, None]
+    o_hat, o_mean, o_rstd = _normalize(h2)
+    o = o_hat * P["lnf_w"][:, None] + P["lnf_b"][:, None]
+    f = torch.bmm(o, P["head_w"].unsqueeze(-1)).squeeze(-1) + P["head_b"][:, None]
+    if tape is not None:
+        tape.update(
+            c_hat=c_hat, c_mean=c_mean, c_rstd=c_rstd, a_cls=a_cls, q0=q0, kq=kq[:, 0], att=att, z=z,
+            att_sum=att_sum, mix=mix, h=h, m_hat=m_hat, m_mean=m_mean, m_rstd=m_rstd, m=m, u=u, act=act,
+            h2=h2, o_hat=o_hat, o_mean=o_mean, o_rstd=o_rstd, o=o,
+        )  # fmt: skip
     return f, att
+
+
+def cls_backward(
+    P: dict[str, torch.Tensor], Xn: torch.Tensor, tape: dict, g_f: torch.Tensor, deferred: dict | None = None
+) -> tuple[dict[str, torch.Tensor], dict[str, tuple[torch.Tensor, torch.Tensor]]]:
+    """Gradients of :func:`cls_forward` (taped) given g_f = dL/df (B, n), derived by hand (no
+    autograd graph: a fifth of the operations, the same kernels for LayerNorm and GELU).
+
+    Returns (gradients of the vectors and scalars of P, {matrix: (x, dL/d(x M))}), the second
+    being the factors of each matrix's gradient x^T dL/d(x M) (see MATRICES)."""
+    t = tape
+    B, n, T, d = Xn.shape
+    w, b = P["ln1_w"], P["ln1_b"]
+    grads = {"head_w": torch.bmm(g_f.unsqueeze(1), t["o"]).squeeze(1), "head_b": g_f.sum(1)}
+    g_o = g_f.unsqueeze(-1) * P["head_w"][:, None]  # (B, n, d)
+    grads["lnf_w"], grads["lnf_b"] = (g_o * t["o_hat"]).sum(1), g_o.sum(1)
+    g_h2 = _normalize_backward(g_o * P["lnf_w"][:, None], t["h2"], t["o_mean"], t["o_rstd"])
+    grads["b2"] = g_h2.sum(1)
+    g_u = torch.ops.aten.gelu_backward(_product_t(P, "W2", g_h2, deferred), t["u"])
+    grads["b1"] = g_u.sum(1)
+    g_m = _product_t(P, "W1", g_u, deferred)
+    grads["ln2_w"], grads["ln2_b"] = (g_m * t["m_hat"]).sum(1), g_m.sum(1)
+    g_h = g_h2 + _normalize_backward(g_m * P["ln2_w"][:, None], t["h"], t["m_mean"], t["m_rstd"])
+    g_mix = _product_t(P, "Wv", g_h, deferred)
+    # mix = att_0 a_cls + z w + att_sum b, z = sum_j att_j Xn_j (j over the tokens)
+    att, a_cls = t["att"], t["a_cls"]
+    g_a = (g_mix * att[..., :1]).sum(1)
+    g_w = (g_mix * t["z"]).sum(1)
+    g_b = (g_mix * t["att_sum"]).sum(1)
+    g_att_tok = torch.bmm(Xn.reshape(B * n, T, d), (g_mix * w[:, None]).reshape(B * n, d, 1)).view(B, n, T)
+    g_att = torch.cat([(g_mix * a_cls[:, None]).sum(-1, keepdim=True), g_att_tok + (g_mix * b[:, None]).sum(-1, keepdim=True)], -1)
+    g_s = att * (g_att - (g_att * att).sum(-1, keepdim=True))  # softmax
+    # s_0 = c a_cls . kq (the same for every sample), s_j = c (Xn_j . (w kq) + b . kq), c = d^-1/2
+    scale = 1.0 / math.sqrt(d)
+    g_s0 = g_s[..., 0].sum(1, keepdim=True) * scale  # (B, 1)
+    g_stok = g_s[..., 1:] * scale
+    U = torch.bmm(g_stok.reshape(B, 1, n * T), Xn.reshape(B, n * T, d)).squeeze(1)  # sum_j g_s_j Xn_j
+    g_stok_sum = g_stok.sum((1, 2)).unsqueeze(-1)
+    kq = t["kq"]
+    g_kq = g_s0 * a_cls + U * w + g_stok_sum * b
+    g_a = g_a + g_s0 * kq
+    g_w = g_w + U * kq
+    g_b = g_b + g_stok_sum * kq
+    g_q0 = _product_t(P, "Wk", g_kq.unsqueeze(1), deferred)  # (B, 1, d)
+    g_a = g_a + _product_t(P, "Wq", g_q0, deferred).squeeze(1)
+    grads["ln1_w"], grads["ln1_b"] = g_w + g_a * t["c_hat"], g_b + g_a
+    grads["cls"] = g_h.sum(1) + _normalize_backward(g_a * w, P["cls"], t["c_mean"], t["c_rstd"])
+    factors = {
+        "Wq": (a_cls.unsqueeze(1), g_q0),
+        "Wk": (t["q0"], g_kq.unsqueeze(1)),
+        "Wv": (t["mix"], g_h),
+        "W1": (t["m"], g_u),
+        "W2": (t["act"], g_h2),
+    }
+    return grads, factors
 
 
 class EncoderBatch:
@@ -208,9 +292,6 @@ class EncoderBatch:
             self.Xn_test = torch.cat([self._test_tokens(lo, lo + test_chunk) for lo in range(0, n_test, test_chunk)], 1)
         one = init_params(d, mlp_dim, seed)
         self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())) for k, v in one.items()}
-        self.small = [k for k in PARAM_NAMES if k not in MATRICES]
-        for k in self.small:
-            self.P[k].requires_grad_(True)
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
         # On CUDA the step is captured once as a CUDA graph and replayed: the same kernels on
         # the same buffers, without a Python and launch overhead per kernel (which dominates
@@ -299,26 +380,24 @@ class EncoderBatch:
         return out
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor]:
-        keep: dict[str, torch.Tensor] = {}
-        f, att = cls_forward(self.P, self.Xn, keep, self.deferred)
-        loss = F.softplus(-self.y * f).mean(dim=1).sum()  # runs are independent: sum of their losses
-        outputs = [keep[out] for _, out in MATRICES.values()]
-        grads = torch.autograd.grad(loss, [self.P[k] for k in self.small] + outputs)
-        small, by_output = grads[: len(self.small)], dict(zip([o for _, o in MATRICES.values()], grads[len(self.small) :]))
         with torch.no_grad():
-            for k, g in zip(self.small, small):
+            tape: dict[str, torch.Tensor] = {}
+            f, att = cls_forward(self.P, self.Xn, tape, self.deferred)
+            # loss: sum over runs of mean_i softplus(-y_i f_i), so each run gets its own gradient
+            g_f = -self.y * torch.sigmoid(-self.y * f) / self.n
+            grads, factors = cls_backward(self.P, self.Xn, tape, g_f, self.deferred)
+            for k, g in grads.items():
                 self.P[k].sub_(self.lr.view(-1, *([1] * (g.dim() - 1))) * g)
-            for name, (inp, out) in MATRICES.items():
-                grad_out = by_output[out] * self.lr.view(-1, 1, 1)  # dL/d(x W) scaled by each run's lr
-                x = keep[inp].detach()
+            for name, (x, g_out) in factors.items():
+                g_out = g_out * self.lr.view(-1, 1, 1)  # dL/d(x M), scaled by each run's lr
                 dm = self.deferred.get(name)
                 if dm is not None:
-                    dm.append(x, grad_out)
+                    dm.append(x, g_out)
                     if not dm.fits(x.shape[1]):
                         self.fold([name])
                 else:  # y = x M: grad M = x^T dL/dy (for W_k, M = W_k^T)
-                    self._apply(name, x, grad_out)
-        return f.detach(), att.detach()
+                    self._apply(name, x, g_out)
+        return f, att
 
     def state(self) -> dict[str, torch.Tensor]:
         """Parameters and pending updates as they are (saving a checkpoint changes nothing, so a

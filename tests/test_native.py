@@ -68,20 +68,6 @@ def test_products_match_float64(everywhere, shape, transposed):
     assert torch.equal(native.matmul(x, W, transposed), out)  # same order, same bits
 
 
-def test_product_gradient_matches_float64(everywhere):
-    """x W and x W^T through autograd: the gradient in x is g W^T (or g W), by the kernels."""
-    g = torch.Generator().manual_seed(5)
-    for transposed in (False, True):
-        x, W = _operands(2, 20, 70, 45, transposed, g)
-        x = x.contiguous().requires_grad_(True)
-        up = torch.randn(2, 20, 45, generator=g)
-        (grad,) = torch.autograd.grad((native.product(x, W, transposed) * up).sum(), x)
-        ref_x = x.detach().double().requires_grad_(True)
-        Wd = W.double()
-        (ref,) = torch.autograd.grad((torch.bmm(ref_x, Wd.transpose(1, 2) if transposed else Wd) * up).sum(), ref_x)
-        torch.testing.assert_close(grad.double(), ref, rtol=0, atol=1e-5)
-
-
 def test_falls_back_where_the_kernels_do_not_apply(everywhere, monkeypatch):
     g = torch.Generator().manual_seed(2)
     x, W = _operands(1, 8, 32, 32, False, g)

@@ -173,30 +173,3 @@ def matmul(x: torch.Tensor, W: torch.Tensor, transposed: bool = False) -> torch.
     scratch = torch.empty(lib.skinny_scratch_floats(M, N, K), dtype=torch.float32)
     (lib.skinny_nt if transposed else lib.skinny_nn)(*args, scratch.data_ptr())
     return out
-
-
-class _Product(torch.autograd.Function):
-    """x W (or x W^T) with the gradient for x only: the matrices' gradients are formed by the
-    trainer from the saved inputs and output gradients, not by autograd."""
-
-    @staticmethod
-    def forward(ctx, x, W, transposed):
-        ctx.save_for_backward(W)
-        ctx.transposed = transposed
-        return matmul(x, W, transposed)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (W,) = ctx.saved_tensors
-        return matmul(grad.contiguous(), W, not ctx.transposed), None, None
-
-
-def product(x: torch.Tensor, W: torch.Tensor, transposed: bool = False) -> torch.Tensor:
-    """x W (or x W^T), differentiable in x (not in W); native where :func:`applies`, forwards or
-    (for the gradient, g W^T or g W) backwards."""
-    native = applies(x, W, transposed) or (
-        x.requires_grad and W.dim() == 3 and W.stride(-1) == 1 and _fits(x.shape[1], x, W, not transposed)
-    )
-    if W.requires_grad or not native:
-        return torch.bmm(x, W.transpose(1, 2) if transposed else W)
-    return _Product.apply(x, W, transposed)
