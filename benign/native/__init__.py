@@ -34,7 +34,6 @@ log = logging.getLogger("benign.native")
 
 SOURCE = Path(__file__).with_name("skinny.cpp")
 MAX_ROWS = 64  # more rows than this and the BLAS's packing pays for itself
-MIN_NN_ROWS = 4  # x W with fewer rows is a matrix-vector product, which the BLAS does well
 MIN_MATRIX = 1 << 20  # entries of the large matrix (4 MiB in float32)
 
 _lock = threading.Lock()
@@ -153,7 +152,7 @@ def applies(x: torch.Tensor, W: torch.Tensor, transposed: bool) -> bool:
 def _fits(rows: int, x: torch.Tensor, W: torch.Tensor, transposed: bool) -> bool:
     if not (x.dtype == W.dtype == torch.float32 and x.device.type == W.device.type == "cpu"):
         return False
-    if rows > MAX_ROWS or (not transposed and rows < MIN_NN_ROWS) or W.shape[1] * W.shape[2] < MIN_MATRIX:
+    if rows > MAX_ROWS or W.shape[1] * W.shape[2] < MIN_MATRIX:
         return False
     return torch.get_num_threads() == 1 and library() is not None
 
