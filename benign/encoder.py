@@ -87,17 +87,17 @@ class Deferred:
         self.G = torch.zeros(B, rows, d_out, **kw)
         self.r = 0
 
-    def apply(self, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-        """out = x M  ->  x M_now."""
+    def low_rank(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(E, F) with x M_now = x M + E F: E = -(x X^T), F = G (None when nothing is pending)."""
         if self.r == 0:
-            return out
-        return out - torch.bmm(torch.bmm(x, self.X[:, : self.r].transpose(1, 2)), self.G[:, : self.r])
+            return None
+        return torch.bmm(x, self.X[:, : self.r].transpose(1, 2)).neg_(), self.G[:, : self.r]
 
-    def apply_t(self, g: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-        """out = g M^T  ->  g M_now^T = g M^T - (g G^T) X."""
+    def low_rank_t(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(E, F) with g M_now^T = g M^T + E F: E = -(g G^T), F = X."""
         if self.r == 0:
-            return out
-        return out - torch.bmm(torch.bmm(g, self.G[:, : self.r].transpose(1, 2)), self.X[:, : self.r])
+            return None
+        return torch.bmm(g, self.G[:, : self.r].transpose(1, 2)).neg_(), self.X[:, : self.r]
 
     def fits(self, k: int) -> bool:
         return self.r + k <= self.X.shape[1]
@@ -114,14 +114,14 @@ class Deferred:
 
 def _product(P: dict, name: str, x: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """x times the matrix ``name`` as it acts (W_k acts transposed), pending updates included."""
-    out = native.matmul(x, P[name], transposed=name == "Wk")
-    return deferred[name].apply(x, out) if deferred else out
+    low = deferred[name].low_rank(x) if deferred and name in deferred else None
+    return native.matmul(x, P[name], transposed=name == "Wk", low_rank=low)
 
 
 def _product_t(P: dict, name: str, g: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """g times the transpose of the matrix ``name`` as it acts: the gradient of :func:`_product`'s input."""
-    out = native.matmul(g, P[name], transposed=name != "Wk")
-    return deferred[name].apply_t(g, out) if deferred else out
+    low = deferred[name].low_rank_t(g) if deferred and name in deferred else None
+    return native.matmul(g, P[name], transposed=name != "Wk", low_rank=low)
 
 
 LN_EPS = 1e-5  # torch's LayerNorm default

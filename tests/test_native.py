@@ -65,6 +65,12 @@ def test_products_match_float64(everywhere, shape, transposed):
     # missing term would be off by O(1)
     torch.testing.assert_close(out.double(), ref, rtol=0, atol=1e-6 * K)
     assert torch.equal(native.matmul(x, W, transposed), out)  # same order, same bits
+    # plus a low-rank term E F (pending updates)
+    r = 1 + M % 7
+    E, Fr = torch.randn(2, M, r, generator=g), torch.randn(2, r, N, generator=g)
+    both = native.matmul(x, W, transposed, low_rank=(E, Fr))
+    ref_both = ref + torch.bmm(E.double(), Fr.double())
+    torch.testing.assert_close(both.double(), ref_both, rtol=0, atol=1e-6 * (K + r))
 
 
 def test_falls_back_where_the_kernels_do_not_apply(everywhere, monkeypatch):

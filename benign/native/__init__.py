@@ -157,18 +157,22 @@ def _fits(rows: int, x: torch.Tensor, W: torch.Tensor, transposed: bool) -> bool
     return torch.get_num_threads() == 1 and library() is not None
 
 
-def matmul(x: torch.Tensor, W: torch.Tensor, transposed: bool = False) -> torch.Tensor:
-    """x W, or x W^T with ``transposed``, batched: (B, M, K) times (B, K, N) (or (B, N, K))."""
+def matmul(
+    x: torch.Tensor, W: torch.Tensor, transposed: bool = False, low_rank: tuple[torch.Tensor, torch.Tensor] | None = None
+) -> torch.Tensor:
+    """x W, or x W^T with ``transposed``, batched: (B, M, K) times (B, K, N) (or (B, N, K)).
+    With ``low_rank`` = (E, F), (B, M, r) and (B, r, N), E F is added."""
     if not applies(x, W, transposed):
-        return torch.bmm(x, W.transpose(1, 2) if transposed else W)
-    lib = library()
-    B, M, K = x.shape
-    N = W.shape[1] if transposed else W.shape[2]
-    if (W.shape[2] if transposed else W.shape[1]) != K:
-        raise ValueError(f"shapes {tuple(x.shape)} and {tuple(W.shape)} do not multiply (transposed={transposed})")
-    out = torch.empty(B, M, N, dtype=x.dtype)
-    args = (B, M, N, K, x.data_ptr(), x.stride(1), x.stride(0), W.data_ptr(), W.stride(1), W.stride(0))
-    args += (out.data_ptr(), out.stride(1), out.stride(0))
-    scratch = torch.empty(lib.skinny_scratch_floats(M, N, K), dtype=torch.float32)
-    (lib.skinny_nt if transposed else lib.skinny_nn)(*args, scratch.data_ptr())
-    return out
+        out = torch.bmm(x, W.transpose(1, 2) if transposed else W)
+    else:
+        lib = library()
+        B, M, K = x.shape
+        N = W.shape[1] if transposed else W.shape[2]
+        if (W.shape[2] if transposed else W.shape[1]) != K:
+            raise ValueError(f"shapes {tuple(x.shape)} and {tuple(W.shape)} do not multiply (transposed={transposed})")
+        out = torch.empty(B, M, N, dtype=x.dtype)
+        args = (B, M, N, K, x.data_ptr(), x.stride(1), x.stride(0), W.data_ptr(), W.stride(1), W.stride(0))
+        args += (out.data_ptr(), out.stride(1), out.stride(0))
+        scratch = torch.empty(lib.skinny_scratch_floats(M, N, K), dtype=torch.float32)
+        (lib.skinny_nt if transposed else lib.skinny_nn)(*args, scratch.data_ptr())
+    return out if low_rank is None else out.baddbmm_(*low_rank)
