@@ -101,6 +101,8 @@ def library() -> ctypes.CDLL | None:
     global _lib, _tried
     if not enabled():
         return None
+    if _tried:  # built or given up on: no lock needed (called for every product)
+        return _lib
     with _lock:
         if _tried:
             return _lib
