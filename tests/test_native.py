@@ -22,7 +22,8 @@ def everywhere(monkeypatch, cache):
     """The kernels built (once) into a temporary cache, used for every size, at one thread."""
     monkeypatch.setenv("BENIGN_NATIVE_CACHE", str(cache))
     monkeypatch.setenv("BENIGN_NATIVE", "1")
-    monkeypatch.setattr(native, "MIN_MATRIX", 0)
+    monkeypatch.setattr(native, "MIN_NN", 0)
+    monkeypatch.setattr(native, "MIN_NT", 0)
     native.reset()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -32,7 +33,8 @@ def everywhere(monkeypatch, cache):
 
 
 def _operands(B, M, K, N, transposed, g):
-    """Row-strided views (leading dimensions larger than the row), as the kernels must accept."""
+    """Row-strided views (leading dimensions larger than the row, not whole cache lines), as the
+    kernels must accept."""
     x = torch.randn(B, M, K + 3, generator=g)[..., :K]
     W = torch.randn(B, N, K + 5, generator=g)[..., :K] if transposed else torch.randn(B, K, N + 5, generator=g)[..., :N]
     return x, W
@@ -57,14 +59,13 @@ def test_products_match_float64(everywhere, shape, transposed):
     M, K, N = shape
     g = torch.Generator().manual_seed(M * 1000 + K)
     x, W = _operands(2, M, K, N, transposed, g)
-    assert native.applies(x, W, transposed)
-    out = native.matmul(x, W, transposed)
+    out = native.native_matmul(x, W, transposed)
     ref = torch.bmm(x.double(), (W.transpose(1, 2) if transposed else W).double())
     assert out.shape == ref.shape and out.dtype == torch.float32
     # float32 rounding of a K-term sum of O(1) products (observed: below 2e-7 K); a wrong or
     # missing term would be off by O(1)
     torch.testing.assert_close(out.double(), ref, rtol=0, atol=1e-6 * K)
-    assert torch.equal(native.matmul(x, W, transposed), out)  # same order, same bits
+    assert torch.equal(native.native_matmul(x, W, transposed), out)  # same order, same bits
     # plus a low-rank term E F (pending updates)
     r = 1 + M % 7
     E, Fr = torch.randn(2, M, r, generator=g), torch.randn(2, r, N, generator=g)
@@ -73,18 +74,23 @@ def test_products_match_float64(everywhere, shape, transposed):
     torch.testing.assert_close(both.double(), ref_both, rtol=0, atol=1e-6 * (K + r))
 
 
-def test_falls_back_where_the_kernels_do_not_apply(everywhere, monkeypatch):
+def test_applies_where_measured_faster_and_falls_back_elsewhere(everywhere, monkeypatch):
     g = torch.Generator().manual_seed(2)
-    x, W = _operands(1, 8, 32, 32, False, g)
-    assert native.applies(x, W, False)
+    x, W = torch.randn(1, 8, 32, generator=g), torch.randn(1, 32, 32, generator=g)  # rows of 128 bytes
+    assert native.applies(x, W, False) and native.applies(x, W, True)
+    _, W_odd = _operands(1, 8, 32, 32, False, g)  # rows 37 floats apart: x W stays with the BLAS
+    assert not native.applies(x, W_odd, False) and native.applies(x, W_odd, True)
     assert not native.applies(x.double(), W.double(), False)  # float64: torch
+    assert not native.applies(torch.randn(1, native.MAX_ROWS + 1, 32), W, False)  # many rows: the BLAS
     torch.set_num_threads(2)
     assert not native.applies(x, W, False)  # several threads: the threaded BLAS
     torch.set_num_threads(1)
-    monkeypatch.setattr(native, "MIN_MATRIX", 32 * 32 + 1)
-    assert not native.applies(x, W, False)  # small matrix
+    monkeypatch.setattr(native, "MIN_NN", 32 * 32 + 1)
+    assert not native.applies(x, W, False) and native.applies(x, W, True)  # small matrix
+    monkeypatch.setattr(native, "MIN_NT", 32 * 32 + 1)
+    assert not native.applies(x, W, True)
+    monkeypatch.setattr(native, "MIN_NN", 0)
     monkeypatch.setenv("BENIGN_NATIVE", "0")
-    monkeypatch.setattr(native, "MIN_MATRIX", 0)
     assert not native.applies(x, W, False)
     assert torch.equal(native.matmul(x, W), torch.bmm(x, W))
 
@@ -93,7 +99,7 @@ def test_a_failing_compiler_means_torch_products_and_a_warning(everywhere, monke
     monkeypatch.setenv("CXX", "false")  # exits 1 whatever it is asked
     native.reset()
     g = torch.Generator().manual_seed(3)
-    x, W = _operands(1, 8, 32, 32, False, g)
+    x, W = torch.randn(1, 8, 32, generator=g), torch.randn(1, 32, 32, generator=g)
     with caplog.at_level("WARNING", logger="benign.native"):
         assert not native.applies(x, W, False)
     assert "native kernels unavailable" in caplog.text
@@ -114,13 +120,17 @@ def test_library_is_built_once_into_the_cache(everywhere, monkeypatch, tmp_path)
 
 
 def test_encoder_float32_through_the_kernels_matches_float64_dense(everywhere):
-    """An encoder whose products all go to the kernels (n 20 rows, d and mlp_dim off the vector
-    width), float32, against the dense float64 autograd encoder: 12 steps, deferred updates."""
+    """An encoder whose products all go to the kernels (n 20 rows, and the [CLS] row), float32,
+    against the dense float64 autograd encoder: 12 steps, deferred updates."""
     model = EncoderBatch(
-        n=20, T=4, d=40, sigma=1.0, n_test=30, seed=4, mlp_dim=36, signal_norms=[3.0, 5.0], rhos=[0.1, 0.1],
+        n=20, T=4, d=48, sigma=1.0, n_test=30, seed=4, mlp_dim=32, signal_norms=[3.0, 5.0], rhos=[0.1, 0.1],
         etas=[0.2, 0.0], lrs=[0.1, 0.1], dtype=torch.float32, defer_rows=40,
     )  # fmt: skip
-    assert native.applies(torch.zeros(2, 20, 40), model.P["Wv"], False)  # the mix of the 20 samples
+    for name in ("Wq", "Wv", "W1", "W2"):  # (W_k acts transposed)
+        for rows in (1, 20):
+            d_in = model.P[name].shape[1]
+            assert native.applies(torch.zeros(2, rows, d_in), model.P[name], False)
+            assert native.applies(torch.zeros(2, rows, model.P[name].shape[2]), model.P[name], True)
     ref = {k: v.double().clone().requires_grad_(True) for k, v in model.parameters(1).items()}
     X = model.X[1].double()
     for _ in range(12):
