@@ -71,6 +71,19 @@ DEFER_ROWS = 64  # rows of pending updates per matrix before they are folded in 
 MATRICES = ("Wq", "Wk", "Wv", "W1", "W2")
 
 
+def whole_lines(M: torch.Tensor) -> torch.Tensor:
+    """M as a view whose rows start on 64-byte boundaries (each row padded to a multiple of 64
+    bytes), so that the native products take it at any width (see benign.native.applies)."""
+    per_line = 64 // M.element_size()
+    width = M.shape[-1]
+    padded = -(-width // per_line) * per_line
+    if padded == width:
+        return M
+    buf = torch.zeros(*M.shape[:-1], padded, dtype=M.dtype, device=M.device)
+    buf[..., :width] = M
+    return buf[..., :width]
+
+
 def layer_normed(X: torch.Tensor) -> torch.Tensor:
     """The tokens' LayerNorm before its affine part (fixed data, so computed once per data set)."""
     return F.layer_norm(X, (X.shape[-1],))
@@ -292,6 +305,9 @@ class EncoderBatch:
             self.Xn_test = torch.cat([self._test_tokens(lo, lo + test_chunk) for lo in range(0, n_test, test_chunk)], 1)
         one = init_params(d, mlp_dim, seed)
         self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())) for k, v in one.items()}
+        if kw["device"].type == "cpu":
+            for name in MATRICES:
+                self.P[name] = whole_lines(self.P[name])
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
         # On CUDA the step is captured once as a CUDA graph and replayed: the same kernels on
         # the same buffers, without a Python and launch overhead per kernel (which dominates

@@ -120,10 +120,11 @@ def test_library_is_built_once_into_the_cache(everywhere, monkeypatch, tmp_path)
 
 
 def test_encoder_float32_through_the_kernels_matches_float64_dense(everywhere):
-    """An encoder whose products all go to the kernels (n 20 rows, and the [CLS] row), float32,
-    against the dense float64 autograd encoder: 12 steps, deferred updates."""
+    """An encoder whose products all go to the kernels (n 20 rows, and the [CLS] row; d and
+    mlp_dim off the vector width, matrices padded to whole cache lines), float32, against the
+    dense float64 autograd encoder: 12 steps, deferred updates."""
     model = EncoderBatch(
-        n=20, T=4, d=48, sigma=1.0, n_test=30, seed=4, mlp_dim=32, signal_norms=[3.0, 5.0], rhos=[0.1, 0.1],
+        n=20, T=4, d=40, sigma=1.0, n_test=30, seed=4, mlp_dim=36, signal_norms=[3.0, 5.0], rhos=[0.1, 0.1],
         etas=[0.2, 0.0], lrs=[0.1, 0.1], dtype=torch.float32, defer_rows=40,
     )  # fmt: skip
     for name in ("Wq", "Wv", "W1", "W2"):  # (W_k acts transposed)
