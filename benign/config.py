@@ -17,7 +17,10 @@ import yaml
 PACKAGE = Path(__file__).resolve().parent
 
 # Library sources whose edits change synthetic training results.
-SYNTHETIC_SOURCES = ("synthetic.py", "label_noise.py", "token_selection.py", "encoder.py", "trainer.py", "theory.py", "schema.py")
+SYNTHETIC_SOURCES = (
+    "synthetic.py", "label_noise.py", "token_selection.py", "encoder.py", "native/__init__.py", "native/skinny.cpp",
+    "trainer.py", "theory.py", "schema.py",
+)  # fmt: skip
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 RUN_KEYS = ("n", "T", "rho", "eta", "sigma", "n_test", "lr", "steps")
 

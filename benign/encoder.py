@@ -10,8 +10,10 @@ MLP are computed: exact, and T+1 times less work than the full layer. The [CLS] 
 same vector for every sample, so its query q0 (and W_k q0, which scores every key as
 a_j . W_k q0) is computed once per run rather than once per sample. The value mix is done
 before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v. The tokens' LayerNorm
-statistics are fixed data, computed once. On CPU, the matrices' updates are deferred and
-applied a few steps' worth at a time (:class:`Deferred`).
+statistics are fixed data, computed once. The gradients are derived by hand
+(:func:`cls_backward`; no autograd graph). On CPU, the matrices' updates are deferred and
+applied a few steps' worth at a time (:class:`Deferred`), and their products with a few rows
+go to native kernels where those are faster (:mod:`benign.native`).
 """
 
 from __future__ import annotations
