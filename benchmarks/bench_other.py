@@ -76,6 +76,20 @@ def _time(cmd: list[str], repeats: int) -> dict:
             "walls_s": [round(w, 3) for w in walls], "jobs_planned": int(m.group(1)) if m else None}  # fmt: skip
 
 
+def _slurm_state() -> dict:
+    """Whether SLURM's client tools are installed and a controller answers: with the tools but no
+    controller, the SLURM executor plugin's probes add about 9 s to every snakemake call."""
+    tools = shutil.which("sinfo") is not None
+    answers = None
+    if tools:
+        try:
+            answers = subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30).returncode == 0
+        except subprocess.TimeoutExpired:
+            answers = False
+    note = "client tools without a controller: every snakemake call is slowed" if tools and not answers else None
+    return {"client_tools": tools, "controller_answers": answers, "note": note}
+
+
 def dry_run(ctx: Context) -> dict:
     """Wall time of `snakemake -n` (default and paper configs), of parsing the Snakefile alone
     (--list-rules) and of importing snakemake, from the repository root."""
@@ -95,6 +109,7 @@ def dry_run(ctx: Context) -> dict:
     return {
         "description": "snakemake dry runs from the repository root (median of 3); jobs_planned depends on "
         "what results/ already holds",
+        "slurm": _slurm_state(),
         "ours": runs,
         "reference": None,
         "ratio": None,
