@@ -11,7 +11,10 @@ from benchmarks.common import RESULTS
 
 README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-ORDER = ["token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "real_phase2", "dry_run"]
+ORDER = [
+    "token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "native_products",
+    "real_phase2", "dry_run",
+]  # fmt: skip
 
 
 def _s(x: float | None) -> str:
@@ -62,6 +65,10 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
     elif name == "encoder_grid":
         ours = f"{_s(o['wall_s_whole_grid'])}" + ("" if o["complete"] else f" ({o['d_measured']}/{o['d_total']} d measured, rest priced)")
         refs, agree = "-", f"{o['runs_ok']}/{o['runs_trained']} runs finite"
+    elif name == "native_products":
+        ours = f"{_s(o['step_products_s'])} for the 10 products of a d 2000 step"
+        refs = _s(ref["step_products_s"])
+        agree = f"max rel diff vs float64 {_e(ag['max_rel_diff_vs_float64'])}"
     elif name == "real_phase2":
         ours = f"{_s(o['s_per_epoch'])}/epoch"
         refs = f"{_s(ref['s_per_epoch'])}/epoch"

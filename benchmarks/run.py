@@ -31,6 +31,7 @@ BENCHMARKS = {
     "encoder_500": ("benchmarks.bench_encoder", "encoder_500"),
     "encoder_2000": ("benchmarks.bench_encoder", "encoder_2000"),
     "encoder_grid": ("benchmarks.bench_encoder", "encoder_grid"),
+    "native_products": ("benchmarks.bench_native", "native_products"),
     "real_phase2": ("benchmarks.bench_other", "real_phase2"),
     "dry_run": ("benchmarks.bench_other", "dry_run"),
 }

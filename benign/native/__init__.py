@@ -6,7 +6,7 @@ matrix into a blocked layout, which at 20 rows costs about as much as the produc
 ``skinny.cpp`` reads the matrix once, in place. Measured on the 2-core development machine
 (AMD EPYC, float32, one thread, 5 matrices in turn as in a training step), 20 x 2000 x 2000:
 x W 1.8-2.5 ms against 2.9-4.0 ms, x W^T 2.3-2.7 ms against 2.9-3.9 ms; one row (the [CLS]
-query): 0.65-0.7 ms against 0.9-1.0 ms.
+query): 0.65-0.7 ms against 0.8-1.0 ms (`python -m benchmarks --only native_products`).
 
 The kernels are compiled at first use with the machine's C++ compiler (``-march=native``) into a
 per-user cache keyed by the source, the compiler and the CPU, and used only where
