@@ -277,5 +277,4 @@ int64_t skinny_scratch_floats(int M, int N, int K) {
     const int64_t nn = (int64_t)(KC + M) * VW, nt = (int64_t)(K + N) * NT_LANES;
     return nn > nt ? nn : nt;
 }
-int skinny_vector_width() { return VW; }
 }
