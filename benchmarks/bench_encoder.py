@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from benchmarks import reference
-from benchmarks.common import Context, extrapolate, rounded, sync, target, timed, write_result
+from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
 from benign.config import grid
 from benign.encoder import EncoderBatch
 from benign.synthetic import SyntheticConfig
@@ -235,3 +235,61 @@ def _predict(per_d: dict, d: int) -> float:
         return float(max(coef @ np.array([1.0, d, d * d]), ys.min()))
     return float(ys.mean() * (d / xs.mean()) ** 2) if len(xs) else 0.0
 
+
+
+def encoder_defer(ctx: Context) -> dict:
+    """The encoder step on CUDA with the matrices' updates applied at once against deferred by
+    CUDA_DEFER_STEPS steps (the default for large batches: fewer passes through the matrices,
+    one captured graph per pending state), a heatmap batch of 39 runs at several d. Both in the
+    same process, alternating, fastest of REPEATS blocks of steps; the two batches train the
+    same runs, so their losses after the same steps must agree (float32 rounding apart)."""
+    from benign.encoder import CUDA_DEFER_STEPS, CUDA_DEFER_MIN_FLOATS
+
+    if not ctx.cuda and not ctx.quick:
+        raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see DEFER_ROWS)")
+    if ctx.quick:
+        dims, runs, mlp, steps = [32, 64], 3, 32, 8
+    else:
+        dims, runs, mlp, steps = [1000, 2000, 3500, 5000], 39, MLP_DIM, 40
+    norms = list(np.linspace(5.0, 100.0, runs))
+    per_d, worst = {}, 0.0
+    for d in dims:
+        batches = {}
+        for label, defer in (("at_once", 0), ("deferred", CUDA_DEFER_STEPS)):
+            batches[label] = EncoderBatch(n=20, T=8, d=d, sigma=1.0, n_test=100, seed=42, mlp_dim=mlp,
+                                          signal_norms=norms, rhos=[0.1] * runs, etas=[0.2] * runs,
+                                          lrs=[5e-3] * runs, device=ctx.device, dtype=torch.float32,
+                                          defer_steps=defer)  # fmt: skip
+            for _ in range(3 + 2 * CUDA_DEFER_STEPS):  # warm-up and graph captures, untimed
+                batches[label].step()
+        times = {label: [] for label in batches}
+        for _ in range(REPEATS + 1):
+            for label, m in batches.items():
+                with timed(ctx.device) as t:
+                    for _ in range(steps):
+                        m.step()
+                times[label].append(t.wall / steps)
+        losses = {label: F.softplus(-m.y * m.outputs_train()[0]).mean(1) for label, m in batches.items()}
+        diff = float((losses["at_once"] - losses["deferred"]).abs().max())
+        worst = max(worst, diff)
+        best = {label: min(v) for label, v in times.items()}
+        per_d[str(d)] = {
+            "ms_per_step_at_once": round(best["at_once"] * 1e3, 3),
+            "ms_per_step_deferred": round(best["deferred"] * 1e3, 3),
+            "speedup": round(best["at_once"] / best["deferred"], 3),
+            "graphs_captured": len(batches["deferred"]._graphs),
+            "matrix_entries": runs * (3 * d * d + 2 * d * mlp),
+            "max_abs_loss_diff": diff,
+        }
+        del batches, m
+        if ctx.cuda:
+            torch.cuda.empty_cache()
+    return {
+        "description": f"encoder step, {runs} runs, mlp_dim {mlp}: updates applied every step against deferred by "
+        f"{CUDA_DEFER_STEPS} steps; {steps}-step blocks, fastest of {REPEATS + 1}",
+        "ours": {"how": f"EncoderBatch(defer_steps={CUDA_DEFER_STEPS}), the CUDA default from "
+                 f"{CUDA_DEFER_MIN_FLOATS} matrix entries", "per_d": per_d},  # fmt: skip
+        "reference": {"how": "EncoderBatch(defer_steps=0): every update applied in its step"},
+        "ratio": None,
+        "agreement": {"max_abs_loss_diff": worst, "within_1e-4": worst <= 1e-4},
+    }

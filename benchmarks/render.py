@@ -12,8 +12,8 @@ from benchmarks.common import RESULTS
 README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 ORDER = [
-    "token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "native_products",
-    "real_phase2", "dry_run",
+    "token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
+    "native_products", "real_phase2", "dry_run",
 ]  # fmt: skip
 
 
@@ -65,6 +65,12 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
     elif name == "encoder_grid":
         ours = f"{_s(o['wall_s_whole_grid'])}" + ("" if o["complete"] else f" ({o['d_measured']}/{o['d_total']} d measured, rest priced)")
         refs, agree = "-", f"{o['runs_ok']}/{o['runs_trained']} runs finite"
+    elif name == "encoder_defer":
+        per_d = o["per_d"]
+        ours = "deferred: " + ", ".join(f"d {d} {_s(v['ms_per_step_deferred'] / 1e3)}" for d, v in per_d.items()) + " per step"
+        refs = "at once: " + ", ".join(f"d {d} {_s(v['ms_per_step_at_once'] / 1e3)}" for d, v in per_d.items())
+        ratio = ", ".join(f"d {d} **{v['speedup']:.2f}x**" for d, v in per_d.items())
+        agree = f"losses after the same steps: max abs diff {_e(ag['max_abs_loss_diff'])}"
     elif name == "native_products":
         ours = f"{_s(o['step_products_s'])} for the 10 products of a d 2000 step"
         refs = _s(ref["step_products_s"])

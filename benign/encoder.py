@@ -11,9 +11,10 @@ same vector for every sample, so its query q0 (and W_k q0, which scores every ke
 a_j . W_k q0) is computed once per run rather than once per sample. The value mix is done
 before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v. The tokens' LayerNorm
 statistics are fixed data, computed once. The gradients are derived by hand
-(:func:`cls_backward`; no autograd graph). On CPU, the matrices' updates are deferred and
-applied a few steps' worth at a time (:class:`Deferred`), and their products with a few rows
-go to native kernels where those are faster (:mod:`benign.native`).
+(:func:`cls_backward`; no autograd graph). The matrices' updates are deferred and applied a
+few steps' worth at a time (:class:`Deferred`; on CUDA for large batches only, where a step is
+replayed as a CUDA graph), and on CPU their products with a few rows go to native kernels where
+those are faster (:mod:`benign.native`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
 
 TEST_CACHE_FLOATS = 1 << 25  # normalised test tokens kept between evaluations up to this size (128 MB)
 DEFER_ROWS = 64  # rows of pending updates per matrix before they are folded in (CPU)
+# On CUDA, updates are deferred by whole steps, every matrix folding on the same step, so that the
+# steps between folds are a few fixed CUDA graphs (one per number of steps pending). Only where
+# the matrices are large (their passes through memory set the step's time): from
+# CUDA_DEFER_MIN_FLOATS matrix entries in the batch (39 runs at d 1000, mlp_dim 2000). The
+# environment variable BENIGN_CUDA_DEFER_STEPS sets the number of steps (0: updates at once).
+CUDA_DEFER_STEPS = 4
+CUDA_DEFER_MIN_FLOATS = 1 << 28
+MAX_GRAPHS = 16  # captured step graphs per batch; other states of the pending updates step eagerly
 # The d x d (and d x mlp_dim) matrices, each used as x M (M = W_k^T for W_k). Their gradients
 # are outer products x^T dL/d(x M), so training applies them in place (baddbmm_) or keeps them
 # as factors (Deferred) instead of materialising a gradient tensor per matrix.
@@ -84,6 +93,20 @@ def whole_lines(M: torch.Tensor) -> torch.Tensor:
     buf = torch.zeros(*M.shape[:-1], padded, dtype=M.dtype, device=M.device)
     buf[..., :width] = M
     return buf[..., :width]
+
+
+def cuda_defer_steps(B: int, d: int, mlp_dim: int) -> int:
+    """Steps of updates deferred between folds on CUDA for a batch of B runs (see CUDA_DEFER_STEPS)."""
+    env = os.environ.get("BENIGN_CUDA_DEFER_STEPS")
+    if env is not None and env.strip() != "":
+        try:
+            steps = int(env)
+        except ValueError:
+            steps = -1
+        if steps < 0:
+            raise ValueError(f"BENIGN_CUDA_DEFER_STEPS must be a whole number >= 0, got {env!r}")
+        return steps
+    return CUDA_DEFER_STEPS if B * (3 * d * d + 2 * d * mlp_dim) >= CUDA_DEFER_MIN_FLOATS else 0
 
 
 def layer_normed(X: torch.Tensor) -> torch.Tensor:
@@ -277,6 +300,7 @@ class EncoderBatch:
         dtype: torch.dtype = torch.float32,
         test_chunk: int = 250,
         defer_rows: int | None = None,
+        defer_steps: int | None = None,
     ) -> None:
         self.n, self.T, self.d, self.n_test = n, T, d, n_test
         self.B = len(signal_norms)
@@ -315,20 +339,28 @@ class EncoderBatch:
         # the same buffers, without a Python and launch overhead per kernel (which dominates
         # for small d). BENIGN_CUDA_GRAPHS=0 turns this off.
         self.use_graph = kw["device"].type == "cuda" and os.environ.get("BENIGN_CUDA_GRAPHS", "1") != "0"
-        self._graph: torch.cuda.CUDAGraph | None = None
-        self._graph_out: tuple[torch.Tensor, torch.Tensor] | None = None
+        # One graph per state of the pending updates (the rows pending per matrix) it starts
+        # from: (graph, its outputs, the state it leaves).
+        self._graphs: dict[tuple[int, ...], tuple[torch.cuda.CUDAGraph, tuple, tuple[int, ...]]] = {}
+        self._pool = None  # the captures share one memory pool (their replays never overlap)
         self._eager_steps = 0
-        # Deferred updates (see Deferred): up to ``defer_rows`` rows per matrix before a fold.
-        # On CPU this made the d 2000 run 13-18% faster; on CUDA the step is a fixed graph, so
-        # updates are applied at once there.
-        if defer_rows is None:
-            defer_rows = 0 if kw["device"].type == "cuda" else DEFER_ROWS
+        # Deferred updates (see Deferred). ``defer_rows``: up to that many rows per matrix before
+        # a fold (CPU default; the d 2000 run 13-18% faster). ``defer_steps``: that many steps'
+        # rows in every matrix, all folding on the same step (CUDA default, see CUDA_DEFER_STEPS).
+        if defer_rows is not None and defer_steps is not None:
+            raise ValueError("give defer_rows or defer_steps, not both")
+        if defer_rows is None and defer_steps is None:
+            if kw["device"].type == "cuda":
+                defer_steps = cuda_defer_steps(self.B, d, mlp_dim)
+            else:
+                defer_rows = DEFER_ROWS
         self.deferred: dict[str, Deferred] = {}
         for name in MATRICES:
             k = 1 if name in ("Wq", "Wk") else n  # rows appended per step
             d_in, d_out = (mlp_dim, d) if name == "W2" else (d, mlp_dim) if name == "W1" else (d, d)
-            if defer_rows >= 2 * k:
-                self.deferred[name] = Deferred(self.B, d_in, d_out, (defer_rows // k) * k, **kw)
+            rows = defer_steps * k if defer_steps is not None else (defer_rows // k) * k
+            if rows >= 2 * k:
+                self.deferred[name] = Deferred(self.B, d_in, d_out, rows, **kw)
 
     def fold(self, names=None) -> None:
         """Apply the pending updates to their matrices (all by default; after that, P holds the
@@ -370,32 +402,47 @@ class EncoderBatch:
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
         """One gradient-descent step on every parameter; returns the outputs before the update
-        (on CUDA, buffers that the next step overwrites: copy them to keep them)."""
-        if self._graph is not None:
-            self._graph.replay()
-            return self._graph_out
+        (on CUDA, buffers that a later step overwrites: copy them to keep them)."""
         if not self.use_graph:
             return self._step()
+        state = self._pending_state()
+        entry = self._graphs.get(state)
+        if entry is not None:
+            graph, out, after = entry
+            graph.replay()
+            for dm, r in zip(self.deferred.values(), after):
+                dm.r = r
+            return out
+        device = self.lr.device
         if self._eager_steps < 3:  # warm-up steps (real steps) on a side stream, as capture requires
             self._eager_steps += 1
-            side = torch.cuda.Stream(self.lr.device)
-            side.wait_stream(torch.cuda.current_stream(self.lr.device))
+            side = torch.cuda.Stream(device)
+            side.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.stream(side):
                 out = self._step()
-            torch.cuda.current_stream(self.lr.device).wait_stream(side)
+            torch.cuda.current_stream(device).wait_stream(side)
             return out
+        if len(self._graphs) >= MAX_GRAPHS:
+            return self._step()
         graph = torch.cuda.CUDAGraph()
         try:
-            torch.cuda.synchronize(self.lr.device)
-            with torch.cuda.graph(graph):  # records the step; nothing runs (and nothing is updated) yet
+            torch.cuda.synchronize(device)
+            with torch.cuda.graph(graph, pool=self._pool):  # records the step; nothing runs (or is updated) yet
                 out = self._step()
         except RuntimeError as err:  # capture unsupported here: go on eagerly, with the same numbers
             log.warning("CUDA graph capture failed (%s); stepping without it", err)
+            for dm, r in zip(self.deferred.values(), state):  # the capture ran nothing
+                dm.r = r
             self.use_graph = False
             return self._step()
-        self._graph, self._graph_out = graph, out
+        if self._pool is None:
+            self._pool = graph.pool()
+        self._graphs[state] = (graph, out, self._pending_state())
         graph.replay()
         return out
+
+    def _pending_state(self) -> tuple[int, ...]:
+        return tuple(dm.r for dm in self.deferred.values())
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
@@ -437,9 +484,9 @@ class EncoderBatch:
                 if X is None or not X.shape[1]:
                     continue
                 X, G = X.to(self.P[name]), G.to(self.P[name])
-                if name in self.deferred:
+                if name in self.deferred and self.deferred[name].fits(X.shape[1]):
                     self.deferred[name].append(X, G)
-                else:  # saved where updates were deferred, resumed where they are not (CUDA)
+                else:  # saved where updates were deferred more, or resumed where they are not
                     self._apply(name, X, G)
 
     def parameters(self, b: int) -> dict[str, torch.Tensor]:

@@ -9,20 +9,21 @@ from benign import encoder
 from benign.encoder import EncoderBatch
 
 
-def _batch(norms, etas, lrs=None, defer_rows=None):
+def _batch(norms, etas, lrs=None, defer_rows=None, defer_steps=None):
     B = len(norms)
     return EncoderBatch(
         n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=norms, rhos=[0.1] * B, etas=etas,
-        lrs=lrs or [0.1] * B, dtype=torch.float64, defer_rows=defer_rows,
+        lrs=lrs or [0.1] * B, dtype=torch.float64, defer_rows=defer_rows, defer_steps=defer_steps,
     )  # fmt: skip
 
 
 # Updates applied at once (0), deferred with the default capacity (None: W_q and W_k never fold
-# in 10 steps, the others fold once) and with a small one (13: folds every 2 steps).
-@pytest.mark.parametrize("defer_rows", [0, None, 13])
-def test_training_matches_full_encoder_with_autograd(defer_rows):
-    model = _batch([3.0, 5.0], [0.2, 0.0], defer_rows=defer_rows)
-    assert bool(model.deferred) == (defer_rows != 0)
+# in 10 steps, the others fold once), with a small one (13: folds every 2 steps), and by whole
+# steps, every matrix folding together (as on CUDA: every 3 steps).
+@pytest.mark.parametrize("defer", [{"defer_rows": 0}, {}, {"defer_rows": 13}, {"defer_steps": 3}])
+def test_training_matches_full_encoder_with_autograd(defer):
+    model = _batch([3.0, 5.0], [0.2, 0.0], **defer)
+    assert bool(model.deferred) == (defer.get("defer_rows") != 0)
     ref = {k: v.clone().requires_grad_(True) for k, v in model.parameters(1).items()}
     X = model.X[1]
     for _ in range(10):
@@ -86,6 +87,60 @@ def test_deferred_bookkeeping():
     assert model.deferred["Wq"].r == 5 and model.deferred["Wv"].r == 6  # folded after steps 2 and 4
     model.outputs_train()
     assert all(dm.r == 0 for dm in model.deferred.values())
+
+
+def test_deferral_by_steps_folds_every_matrix_together():
+    """defer_steps=3: each matrix holds 3 steps' rows (1 per step for W_q and W_k, n for the
+    others) and all fold on the third step, so the pending state cycles through 3 values (the
+    steps a CUDA graph is captured for). An evaluation folds early and the cycle restarts."""
+    model = _batch([3.0], [0.2], defer_steps=3)
+    caps = {name: dm.X.shape[1] for name, dm in model.deferred.items()}
+    assert caps == {"Wq": 3, "Wk": 3, "Wv": 18, "W1": 18, "W2": 18}
+    rows = {"Wq": 1, "Wk": 1, "Wv": 6, "W1": 6, "W2": 6}
+    seen = []
+    for k in range(7):
+        model.step()
+        seen.append(model._pending_state())
+        assert all(dm.r == ((k + 1) % 3) * rows[name] for name, dm in model.deferred.items()), k
+    assert len(set(seen)) == 3
+    model.outputs_test()
+    assert model._pending_state() == (0,) * 5
+    assert _batch([3.0], [0.2], defer_steps=1).deferred == {}  # one step: nothing to defer
+
+
+def test_cuda_deferral_choice(monkeypatch):
+    """On CUDA, deferral by steps from CUDA_DEFER_MIN_FLOATS matrix entries on (39 runs at
+    d 1000, mlp_dim 2000, not at d 875); BENIGN_CUDA_DEFER_STEPS overrides, and a bad value is
+    named."""
+    monkeypatch.delenv("BENIGN_CUDA_DEFER_STEPS", raising=False)
+    assert encoder.cuda_defer_steps(39, 1000, 2000) == encoder.CUDA_DEFER_STEPS > 1
+    assert encoder.cuda_defer_steps(39, 875, 2000) == 0
+    assert encoder.cuda_defer_steps(1, 2000, 2000) == 0
+    monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "0")
+    assert encoder.cuda_defer_steps(39, 5000, 2000) == 0
+    monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "6")
+    assert encoder.cuda_defer_steps(1, 10, 10) == 6
+    for bad in ("-1", "four", "2.5"):
+        monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", bad)
+        with pytest.raises(ValueError, match=repr(bad)):
+            encoder.cuda_defer_steps(39, 1000, 2000)
+    with pytest.raises(ValueError, match="not both"):
+        _batch([3.0], [0.2], defer_rows=8, defer_steps=2)
+
+
+def test_resume_into_smaller_deferral_applies_what_does_not_fit():
+    """Pending rows saved with more room than the resuming batch has (W_q: 3 rows, room for 2)
+    are applied, the others kept pending: the runs continue alike (float64, to rounding)."""
+    model = _batch([3.0], [0.2], defer_rows=13)
+    for _ in range(3):
+        model.step()
+    resumed = _batch([3.0], [0.2], defer_steps=2)
+    resumed.load_state(model.state())
+    assert resumed.deferred["Wq"].r == 0 and resumed.deferred["Wv"].r == 6  # 3 rows into 2: applied; 6 into 12
+    for _ in range(5):
+        f1, _ = model.step()
+        f2, _ = resumed.step()
+        assert torch.allclose(f1, f2, rtol=1e-12, atol=1e-14)
 
 
 def test_pending_updates_survive_a_resume_without_deferral():
