@@ -1,0 +1,47 @@
+"""Pieces of the benchmark suite that decide what runs: the GPU script's deadline, and the
+CUDA deferral benchmark at toy sizes (the suite itself is not part of the tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from benchmarks.bench_encoder import encoder_defer
+from benchmarks.common import Context, Skip
+from benign.encoder import CUDA_DEFER_STEPS
+
+
+def test_gpu_script_skips_what_would_pass_its_deadline(root, tmp_path):
+    """With no time left, every benchmark is skipped, each with a message that says why, and
+    nothing is written; the script still ends cleanly."""
+    env = dict(os.environ, DEADLINE_S="0", OUT=str(tmp_path / "gpu"), PYTHON=sys.executable)
+    out = subprocess.run(["bash", "benchmarks/gpu_suite.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    names = ["encoder_grid", "encoder_defer", "token_single", "encoder_2000", "token_grid", "real_phase2", "token_row",
+             "encoder_500", "dry_run"]  # fmt: skip
+    for name in names:
+        assert f"skipping {name}: " in out.stdout, name
+    assert "would pass the 0s deadline" in out.stdout
+    assert not list((tmp_path / "gpu").glob("*.json"))
+
+
+def test_encoder_defer_benchmark_at_toy_sizes(tmp_path):
+    """Both choices train the same runs (losses agree), each d gets both timings; without CUDA
+    the real sizes are refused rather than timed on the CPU."""
+    cpu = torch.device("cpu")
+    result = encoder_defer(Context(device=cpu, threads=1, quick=True, out=tmp_path))
+    per_d = result["ours"]["per_d"]
+    assert list(per_d) == ["32", "64"]
+    for row in per_d.values():
+        assert row["ms_per_step_at_once"] > 0 and row["ms_per_step_deferred"] > 0
+        assert row["max_abs_loss_diff"] <= 1e-5
+    assert result["agreement"]["within_1e-4"]
+    assert f"deferred by {CUDA_DEFER_STEPS} steps" in result["description"]
+    json.dumps(result)  # written as JSON by the suite
+    with pytest.raises(Skip):
+        encoder_defer(Context(device=cpu, threads=1, quick=False, out=tmp_path))
