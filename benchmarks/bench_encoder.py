@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from benchmarks import reference
 from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
 from benign.config import grid
-from benign.encoder import EncoderBatch
+from benign.encoder import CUDA_DEFER_MIN_FLOATS, CUDA_DEFER_STEPS, EncoderBatch, matrix_entries
 from benign.synthetic import SyntheticConfig
 from benign.trainer import RunSpec, log_steps, train_runs
 
@@ -236,15 +236,12 @@ def _predict(per_d: dict, d: int) -> float:
     return float(ys.mean() * (d / xs.mean()) ** 2) if len(xs) else 0.0
 
 
-
 def encoder_defer(ctx: Context) -> dict:
     """The encoder step on CUDA with the matrices' updates applied at once against deferred by
     CUDA_DEFER_STEPS steps (the default for large batches: fewer passes through the matrices,
     one captured graph per pending state), a heatmap batch of 39 runs at several d. Both in the
     same process, alternating, fastest of REPEATS blocks of steps; the two batches train the
     same runs, so their losses after the same steps must agree (float32 rounding apart)."""
-    from benign.encoder import CUDA_DEFER_STEPS, CUDA_DEFER_MIN_FLOATS
-
     if not ctx.cuda and not ctx.quick:
         raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see DEFER_ROWS)")
     if ctx.quick:
@@ -278,7 +275,7 @@ def encoder_defer(ctx: Context) -> dict:
             "ms_per_step_deferred": round(best["deferred"] * 1e3, 3),
             "speedup": round(best["at_once"] / best["deferred"], 3),
             "graphs_captured": len(batches["deferred"]._graphs),
-            "matrix_entries": runs * (3 * d * d + 2 * d * mlp),
+            "matrix_entries": matrix_entries(runs, d, mlp),
             "max_abs_loss_diff": diff,
         }
         del batches, m

@@ -2,8 +2,8 @@
 # The benchmark suite on a CUDA machine, including the encoder heatmap grid at the paper's
 # settings (39 d x 39 signal norms = 1521 runs, mlp_dim 2000, 1000 steps, one train_runs call
 # per d; on CUDA the library trains in float32). On one H200 the grid alone took about
-# 8 minutes (priced) before the encoder deferred its updates on CUDA, more than its default
-# 300 s budget: the d left are then priced. Results: benchmarks/results/gpu/.
+# 8 minutes (priced) before the encoder deferred its updates on CUDA; past its budget (below)
+# the d left are priced. Results: benchmarks/results/gpu/.
 #
 #   bash benchmarks/gpu_suite.sh           # on the GPU machine
 #   bash benchmarks/gpu_suite.sh --quick   # toy sizes on whatever device there is (the CPU on a

@@ -95,6 +95,11 @@ def whole_lines(M: torch.Tensor) -> torch.Tensor:
     return buf[..., :width]
 
 
+def matrix_entries(B: int, d: int, mlp_dim: int) -> int:
+    """Entries of the five matrices (W_q, W_k, W_v: d x d; W_1, W_2: d x mlp_dim) of B runs."""
+    return B * (3 * d * d + 2 * d * mlp_dim)
+
+
 def cuda_defer_steps(B: int, d: int, mlp_dim: int) -> int:
     """Steps of updates deferred between folds on CUDA for a batch of B runs (see CUDA_DEFER_STEPS)."""
     env = os.environ.get("BENIGN_CUDA_DEFER_STEPS")
@@ -106,7 +111,7 @@ def cuda_defer_steps(B: int, d: int, mlp_dim: int) -> int:
         if steps < 0:
             raise ValueError(f"BENIGN_CUDA_DEFER_STEPS must be a whole number >= 0, got {env!r}")
         return steps
-    return CUDA_DEFER_STEPS if B * (3 * d * d + 2 * d * mlp_dim) >= CUDA_DEFER_MIN_FLOATS else 0
+    return CUDA_DEFER_STEPS if matrix_entries(B, d, mlp_dim) >= CUDA_DEFER_MIN_FLOATS else 0
 
 
 def layer_normed(X: torch.Tensor) -> torch.Tensor:
