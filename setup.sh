@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Set up the project in .venv (idempotent). With --system (as root, Debian/Ubuntu), also install
-# the system packages some tests and offline data use: SLURM + munge, Chromium, Fashion-MNIST,
-# and g++ for the encoder's native CPU kernels.
+# the system packages some tests and offline data use: SLURM + munge, Chromium, Fashion-MNIST.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [[ "${1:-}" == "--system" ]]; then

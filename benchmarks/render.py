@@ -13,7 +13,7 @@ README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 ORDER = [
     "token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
-    "native_products", "real_phase2", "dry_run",
+    "real_phase2", "dry_run",
 ]  # fmt: skip
 
 
@@ -71,10 +71,6 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         refs = "at once: " + ", ".join(f"d {d} {_s(v['ms_per_step_at_once'] / 1e3)}" for d, v in per_d.items())
         ratio = ", ".join(f"d {d} **{v['speedup']:.2f}x**" for d, v in per_d.items())
         agree = f"losses after the same steps: max abs diff {_e(ag['max_abs_loss_diff'])}"
-    elif name == "native_products":
-        ours = f"{_s(o['step_products_s'])} for the 10 products of a d 2000 step"
-        refs = _s(ref["step_products_s"])
-        agree = f"max rel diff vs float64 {_e(ag['max_rel_diff_vs_float64'])}"
     elif name == "real_phase2":
         ours = f"{_s(o['s_per_epoch'])}/epoch"
         refs = f"{_s(ref['s_per_epoch'])}/epoch"

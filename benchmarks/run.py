@@ -32,7 +32,6 @@ BENCHMARKS = {
     "encoder_2000": ("benchmarks.bench_encoder", "encoder_2000"),
     "encoder_grid": ("benchmarks.bench_encoder", "encoder_grid"),
     "encoder_defer": ("benchmarks.bench_encoder", "encoder_defer"),
-    "native_products": ("benchmarks.bench_native", "native_products"),
     "real_phase2": ("benchmarks.bench_other", "real_phase2"),
     "dry_run": ("benchmarks.bench_other", "dry_run"),
 }

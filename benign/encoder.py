@@ -13,8 +13,7 @@ before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v. The tokens
 statistics are fixed data, computed once. The gradients are derived by hand
 (:func:`cls_backward`; no autograd graph). The matrices' updates are deferred and applied a
 few steps' worth at a time (:class:`Deferred`; on CUDA for large batches only, where a step is
-replayed as a CUDA graph), and on CPU their products with a few rows go to native kernels where
-those are faster (:mod:`benign.native`).
+replayed as a CUDA graph). Every product is torch's own (the BLAS it ships).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from benign import native, synthetic
+from benign import synthetic
 
 log = logging.getLogger("benign.encoder")
 
@@ -37,8 +36,11 @@ PARAM_NAMES = (
 
 
 def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
-    """One run's parameters (float64, CPU), PyTorch defaults: Linear U(-1/sqrt(fan_in), ..),
-    LayerNorm weight 1 and bias 0, [CLS] zero (uniform attention at step 0, like p = 0)."""
+    """One run's parameters (float64, CPU), as the authors' ``OneLayerEncoder`` starts them:
+    PyTorch defaults (Linear U(-1/sqrt(fan_in), ..), LayerNorm weight 1 and bias 0) and the
+    [CLS] vector N(0, I_d) (their ``torch.randn(1, 1, dim)``, "corresponds to p"). A zero [CLS]
+    would be a fixed point of the attention's start: LayerNorm of zero is zero, so its query is
+    zero and the attention stays uniform. Drawn last, so the other entries do not depend on it."""
     g = synthetic.generator(seed, "init")
 
     def uniform(fan_in: int, *shape: int) -> torch.Tensor:
@@ -46,8 +48,7 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
         return (torch.rand(*shape, generator=g, dtype=torch.float64) * 2 - 1) * bound
 
     ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
-    return {
-        "cls": zeros.clone(),
+    params = {
         "ln1_w": ones.clone(),
         "ln1_b": zeros.clone(),
         "Wq": uniform(d, d, d),
@@ -64,6 +65,7 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
         "head_w": uniform(d, d),
         "head_b": uniform(d, 1)[0],
     }
+    return {"cls": torch.randn(d, generator=g, dtype=torch.float64), **params}
 
 
 TEST_CACHE_FLOATS = 1 << 25  # normalised test tokens kept between evaluations up to this size (128 MB)
@@ -80,19 +82,6 @@ MAX_GRAPHS = 16  # captured step graphs per batch; other states of the pending u
 # are outer products x^T dL/d(x M), so training applies them in place (baddbmm_) or keeps them
 # as factors (Deferred) instead of materialising a gradient tensor per matrix.
 MATRICES = ("Wq", "Wk", "Wv", "W1", "W2")
-
-
-def whole_lines(M: torch.Tensor) -> torch.Tensor:
-    """M as a view whose rows start on 64-byte boundaries (each row padded to a multiple of 64
-    bytes), so that the native products take it at any width (see benign.native.applies)."""
-    per_line = 64 // M.element_size()
-    width = M.shape[-1]
-    padded = -(-width // per_line) * per_line
-    if padded == width:
-        return M
-    buf = torch.zeros(*M.shape[:-1], padded, dtype=M.dtype, device=M.device)
-    buf[..., :width] = M
-    return buf[..., :width]
 
 
 def matrix_entries(B: int, d: int, mlp_dim: int) -> int:
@@ -155,16 +144,22 @@ class Deferred:
         return self.X[:, : self.r], self.G[:, : self.r]
 
 
+def _matmul(x: torch.Tensor, M: torch.Tensor, transposed: bool, low_rank) -> torch.Tensor:
+    """x M (x M^T if ``transposed``), batched, plus E F where ``low_rank`` = (E, F)."""
+    out = torch.bmm(x, M.transpose(1, 2) if transposed else M)
+    return out if low_rank is None else out.baddbmm_(*low_rank)
+
+
 def _product(P: dict, name: str, x: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """x times the matrix ``name`` as it acts (W_k acts transposed), pending updates included."""
     low = deferred[name].low_rank(x) if deferred and name in deferred else None
-    return native.matmul(x, P[name], transposed=name == "Wk", low_rank=low)
+    return _matmul(x, P[name], name == "Wk", low)
 
 
 def _product_t(P: dict, name: str, g: torch.Tensor, deferred: dict | None) -> torch.Tensor:
     """g times the transpose of the matrix ``name`` as it acts: the gradient of :func:`_product`'s input."""
     low = deferred[name].low_rank_t(g) if deferred and name in deferred else None
-    return native.matmul(g, P[name], transposed=name != "Wk", low_rank=low)
+    return _matmul(g, P[name], name != "Wk", low)
 
 
 LN_EPS = 1e-5  # torch's LayerNorm default
@@ -336,9 +331,6 @@ class EncoderBatch:
             self.Xn_test = torch.cat([self._test_tokens(lo, lo + test_chunk) for lo in range(0, n_test, test_chunk)], 1)
         one = init_params(d, mlp_dim, seed)
         self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())) for k, v in one.items()}
-        if kw["device"].type == "cpu":
-            for name in MATRICES:
-                self.P[name] = whole_lines(self.P[name])
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
         # On CUDA the step is captured once as a CUDA graph and replayed: the same kernels on
         # the same buffers, without a Python and launch overhead per kernel (which dominates

@@ -174,16 +174,24 @@ def _edges(values: np.ndarray) -> np.ndarray:
 
 
 def _grid_panel(ax, x_edges, y_edges, grid: Grid, label: str):
-    """Draw ``grid`` with a colorbar; diverged cells in DIVERGED_COLOUR, cells with no run blank."""
+    """Draw ``grid`` with a colorbar; diverged cells in DIVERGED_COLOUR, cells with no run blank.
+    A panel whose cells all hold one value gets that value written on it instead of a colorbar
+    (a colour scale over a single value would only show matplotlib's padding)."""
     ax.set_facecolor("white")
     ax.grid(False)
+    values = grid.values.compressed()
+    constant = values.size > 0 and float(np.ptp(values)) == 0.0
     mesh = ax.pcolormesh(x_edges, y_edges, grid.values, cmap="viridis", shading="flat")
     if grid.diverged.any():
         ax.pcolormesh(
             x_edges, y_edges, np.ma.masked_array(np.ones(grid.diverged.shape), mask=~grid.diverged),
             cmap=ListedColormap([DIVERGED_COLOUR]), shading="flat",
         )
-    ax.figure.colorbar(mesh, ax=ax, label=label, shrink=0.9)
+    if constant:
+        ax.text(0.5, 0.5, f"{label}: {values[0]:.4g}\nin every cell", transform=ax.transAxes, ha="center", va="center",
+                fontsize=9, bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.5"})  # fmt: skip
+    else:
+        ax.figure.colorbar(mesh, ax=ax, label=label, shrink=0.9)
     return mesh
 
 
@@ -217,6 +225,8 @@ def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike)
                     pts = sub[(sub["label_true"] == label) & (sub["noisy"] == noisy)]
                     ax.scatter(pts["proj_neg"], pts["proj_pos"], c=colour, marker=marker, s=size,
                                edgecolors="black" if noisy else "none", linewidths=0.5, alpha=0.8)
+            # the fixed head nu scores a token by <x, mu_{+1}> - <x, mu_{-1}>: the diagonal
+            ax.axline((0.0, 0.0), slope=1.0, color="0.35", ls="--", lw=0.9, zorder=0)
             acc = accuracy.loc[setting, f"{split}_acc"]
             head = f"{REGIME_LABELS.get(setting, setting)} ($\\lambda$ = {lam:g})\n" if i == 0 else ""
             ax.set_title(f"{head}{split}: accuracy {acc:.2f}")
@@ -229,8 +239,9 @@ def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike)
         Line2D([], [], ls="", marker="o", color=colours[1], label="true label +1"),
         Line2D([], [], ls="", marker="o", color=colours[-1], label="true label −1"),
         Line2D([], [], ls="", marker="X", color="0.5", markeredgecolor="black", label="training label flipped"),
+        Line2D([], [], ls="--", color="0.35", label="decision boundary of the fixed head (all panels)"),
     ]
-    _figure_legend(fig, handles, ncols=3)
+    _figure_legend(fig, handles, ncols=4)
     note = (
         f"n = {cfg.n} train / {cfg.n_test} test, T = {cfg.T}, d = {cfg.d}, {NORM} = {cfg.signal_norm:g}, "
         f"$\\rho$ = {cfg.rho:g}, $\\eta$ = {cfg.eta:g}, $\\sigma$ = {cfg.sigma:g}, seed {cfg.seed}; "
@@ -251,7 +262,7 @@ def softmax_dynamics(
     model: str = "token",
     settings: Sequence[str] = ("benign", "harmful", "not_overfitting"),
 ) -> None:
-    """Figures 2 and 4: per-token softmax vs step for one clean and one noisy training sample.
+    """Figures 3 and 6: per-token softmax vs step for one clean and one noisy training sample.
 
     One column per named setting (``runs.setting``) of ``model``; each uses its lowest-seed
     run with status ok, and the lowest-index clean and noisy samples of that run.
@@ -318,7 +329,7 @@ def loss_heatmap(
     setting: str = "heatmap",
     model: str = "token",
 ) -> None:
-    """Figures 3 and 5: final train/test loss and accuracy over (d, ||mu||), mean over seeds,
+    """Figures 5 and 7: final train/test loss and accuracy over (d, ||mu||), mean over seeds,
     with the regime boundaries ||mu|| = c1 sqrt(d/n) and ||mu|| = c2 d^{1/4} overlaid."""
     runs = runs[(runs["model"] == model) & (runs["setting"] == setting)]
     if runs.empty:
@@ -401,7 +412,7 @@ def delayed_generalization(
     model: str = "token",
     test_threshold: float = 0.9,
 ) -> None:
-    """Figure 10, two panels over gradient steps (log x axis), mean over seeds with a min-max band.
+    """Delayed generalization (the paper's Section 4 claim), two panels over gradient steps (log x axis), mean over seeds with a min-max band.
     Top: train accuracy (all, clean, flipped labels fitted) and test accuracy, with the steps at
     which the training set is first fitted and test accuracy first reaches ``test_threshold``.
     Bottom: train and test loss, with the token model's loss floor: in this model the fixed head

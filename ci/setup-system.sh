@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Install the Debian packages that the offline Fashion-MNIST data, the SLURM and HTML-report
-# tests and the encoder's native CPU kernels need.
+# Install the Debian packages that the offline Fashion-MNIST data and the SLURM and HTML-report
+# tests need.
 # Idempotent: does nothing (and needs no network) when they are already installed.
 #   slurmctld slurmd slurm-client munge : single-node SLURM for tests/test_slurm.py
 #   chromium                             : headless browser for tests/test_report.py
 #   dataset-fashion-mnist                : Fashion-MNIST for the offline real-data edition
-#   g++                                  : builds benign/native/skinny.cpp at first use (without
-#                                          it the encoder uses torch's products, more slowly)
 set -euo pipefail
-pkgs="slurmctld slurmd slurm-client munge chromium dataset-fashion-mnist g++"
+pkgs="slurmctld slurmd slurm-client munge chromium dataset-fashion-mnist"
 if dpkg -s $pkgs >/dev/null 2>&1; then
   echo "system packages already installed: $pkgs"
   exit 0

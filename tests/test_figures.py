@@ -178,3 +178,17 @@ def test_delayed_milestones_hand_worked():
 
 def test_token_loss_floor_is_the_spec_value():
     assert figures.TOKEN_LOSS_FLOOR == pytest.approx(0.401, abs=5e-4)
+
+
+def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
+    import matplotlib.pyplot as plt
+
+    runs = heatmap_runs()  # train_acc is 1.0 in every cell, train_loss varies
+    fig, (ax_const, ax_var) = plt.subplots(1, 2)
+    edges = figures._edges(np.array([250, 375, 500, 625])), figures._edges(np.array([5.0, 7.5, 10.0]))
+    figures._grid_panel(ax_const, *edges, figures.cell_grid(runs, "d", "signal_norm", "train_acc"), "train accuracy")
+    figures._grid_panel(ax_var, *edges, figures.cell_grid(runs, "d", "signal_norm", "train_loss"), "train loss")
+    assert len(fig.axes) == 3  # one colour bar: the varying panel's
+    assert [t.get_text() for t in ax_const.texts] == ["train accuracy: 1\nin every cell"]
+    assert not ax_var.texts
+    plt.close(fig)

@@ -8,6 +8,7 @@ Needs the Debian package chromium (bash ci/setup-system.sh); without it the test
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -117,3 +118,13 @@ def test_report_screenshot(report, tmp_path, capsys):
     assert image.std() > 0.05, "the screenshot is blank"
     with capsys.disabled():
         print(f"\n[report] screenshot of the HTML report: {SCREENSHOT}")
+
+
+def test_report_about_page_describes_the_workflow_and_its_config(report):
+    repo, _ = report
+    page = (repo / "results" / "report.html").read_text()
+    literal = re.search(r'var workflow_desc = ("(?:[^"\\]|\\.)*")', page)
+    assert literal, "the report has no workflow description"
+    text = " ".join(re.sub(r"<[^>]+>", " ", json.loads(literal.group(1))).split())
+    assert "Benign Overfitting in Token Selection of Attention Mechanism" in text
+    assert "Synthetic runs of this report: n = 10," in text  # the smoke config's n, filled in

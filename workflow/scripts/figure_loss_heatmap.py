@@ -1,4 +1,4 @@
-"""Rule figure_loss_heatmap: paper Figures 3 (token model) and 5 (encoder)."""
+"""Rule figure_loss_heatmap: paper Figures 5 (token model) and 7 (encoder)."""
 
 from benign import figures
 from benign.io import log_to

@@ -1,4 +1,4 @@
-"""Rule figure_softmax_dynamics: paper Figures 2 (token model) and 4 (encoder)."""
+"""Rule figure_softmax_dynamics: paper Figures 3 (token model) and 6 (encoder)."""
 
 from benign import figures
 from benign.io import log_to
