@@ -10,8 +10,8 @@ import torch.nn.functional as F
 
 from benchmarks import reference
 from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
-from benign.config import grid
-from benign.encoder import CUDA_DEFER_MIN_FLOATS, CUDA_DEFER_STEPS, EncoderBatch, matrix_entries
+from benign import models
+from benign.config.validate import grid
 from benign.synthetic import SyntheticConfig
 from benign.trainer import RunSpec, log_steps, train_runs
 
@@ -20,6 +20,7 @@ MLP_DIM = 2000
 # Each side is timed this many times and its fastest time kept (the usual way to keep a noisy
 # neighbour on a shared machine from deciding a ratio); the spread is in the JSON.
 REPEATS = 2
+DEFER_STEPS = 4  # encoder_defer: the deferral on CUDA it times (opt-in: BENIGN_CUDA_DEFER_STEPS)
 LOG_EVERY = 50  # config/config.yaml synthetic.encoder.log_every (config/paper.yaml: 10)
 
 
@@ -28,7 +29,7 @@ def _ours_prefix(ctx: Context, cfg: SyntheticConfig, mlp_dim: int, steps: int, d
     and the time split (setup, steps, one evaluation = train outputs + test outputs)."""
     sync(ctx.device)
     t0 = time.perf_counter()
-    m = EncoderBatch(n=cfg.n, T=cfg.T, d=cfg.d, sigma=cfg.sigma, n_test=cfg.n_test, seed=cfg.seed, mlp_dim=mlp_dim,
+    m = models.build("encoder", n=cfg.n, T=cfg.T, d=cfg.d, sigma=cfg.sigma, n_test=cfg.n_test, seed=cfg.seed, mlp_dim=mlp_dim,
                      signal_norms=[cfg.signal_norm], rhos=[cfg.rho], etas=[cfg.eta], lrs=[5e-3],
                      device=ctx.device, dtype=dtype)  # fmt: skip
     sync(ctx.device)
@@ -65,8 +66,12 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
         walls = []
         for _ in range(repeats):
             with timed(ctx.device) as t:
-                runs, _, _ = train_runs([RunSpec(model="encoder", d=d, mlp_dim=mlp_dim, log_every=LOG_EVERY)], device=ctx.device)
-            final = rounded(runs.iloc[0][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 6)
+                runs, _, _ = train_runs(
+                    [RunSpec(model="encoder", d=d, mlp_dim=mlp_dim, log_every=LOG_EVERY)], device=ctx.device
+                )
+            final = rounded(
+                runs.iloc[0][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 6
+            )
             walls.append(t.wall)
             if ours_full is None or t.wall < ours_full["wall_s"]:
                 ours_full = {**t.as_dict(), "final": final}
@@ -81,7 +86,9 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
     prefix_totals = {"ours": [], "reference": []}
     for _ in range(repeats):
         o = _ours_prefix(ctx, cfg, mlp_dim, prefix, torch.float32)
-        r = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=prefix, device=ctx.device)
+        r = reference.train_encoder(
+            cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=prefix, device=ctx.device
+        )
         o_total = extrapolate(o["timing"], STEPS, evals)
         r_total = extrapolate(r["timing"], STEPS, evals)
         prefix_totals["ours"].append(round(o_total, 2))
@@ -110,7 +117,10 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
     o64 = _ours_prefix(ctx, cfg, mlp_dim, k64, torch.float64)
     r64 = reference.train_encoder(cfg, mlp_dim=mlp_dim, steps=STEPS, log_every=0, stop_after=k64, dtype=torch.float64,
                                   device=ctx.device)  # fmt: skip
-    agreement["float64"] = {"steps": k64, "max_abs_step_loss_diff": float(np.abs(np.array(o64["losses"]) - np.array(r64["step_losses"])).max())}
+    agreement["float64"] = {
+        "steps": k64,
+        "max_abs_step_loss_diff": float(np.abs(np.array(o64["losses"]) - np.array(r64["step_losses"])).max()),
+    }
     agreement["within_1e-5"] = bool(agreement["float32"]["max_abs_step_loss_diff"] <= 1e-5
                                     and agreement["float32"]["initial_test_loss_diff"] <= 1e-5)  # fmt: skip
 
@@ -129,7 +139,7 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
         f"logging every {LOG_EVERY} steps ({evals} evaluations), float32",
         "ours": {
             "how": f"train_runs([RunSpec(model='encoder', ...)]) measured in full, fastest of {repeats}; also priced "
-            "from a prefix of EncoderBatch steps like the reference (checks the extrapolation)",
+            "from a prefix of encoder Batch steps like the reference (checks the extrapolation)",
             "measured_full": ours_full,
             "prefix_timing": rounded(to),
             "priced_from_prefix_s": {k: round(v, 2) for k, v in ours_s.items()},
@@ -146,8 +156,12 @@ def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
         "ratio": ratio,
         "ratios": {
             "logging_every_50_steps": round(ratio, 2),
-            "logging_every_10_steps_priced": round(ref_s["logging_every_10_steps"] / ours_s["logging_every_10_steps"], 2),
-            "logging_steps_0_and_1000_priced": round(ref_s["logging_steps_0_and_1000"] / ours_s["logging_steps_0_and_1000"], 2),
+            "logging_every_10_steps_priced": round(
+                ref_s["logging_every_10_steps"] / ours_s["logging_every_10_steps"], 2
+            ),
+            "logging_steps_0_and_1000_priced": round(
+                ref_s["logging_steps_0_and_1000"] / ours_s["logging_steps_0_and_1000"], 2
+            ),
             "per_training_step": round((tr["train_s"] / tr["steps"]) / (to["train_s"] / to["steps"]), 2),
             "per_evaluation": round((tr["eval_s"] / tr["evals"]) / (to["eval_s"] / to["evals"]), 2),
         },
@@ -197,7 +211,9 @@ def encoder_grid(ctx: Context) -> dict:
         if budget and len(per_d) >= 3 and time.perf_counter() - start + _predict(per_d, d) > budget:
             break
         # Heatmap runs log at steps 0 and the end only (benign.config.synthetic_jobs).
-        specs = [RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, setting="heatmap") for m in norms]
+        specs = [
+            RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, setting="heatmap") for m in norms
+        ]
         with timed(ctx.device) as t:
             runs, _, _ = train_runs(specs, device=ctx.device)
         per_d[d] = t.wall
@@ -213,16 +229,27 @@ def encoder_grid(ctx: Context) -> dict:
     return {
         "description": f"encoder heatmap grid: {len(dims)} d x {len(norms)} signal norms = {len(dims) * len(norms)} runs, "
         f"mlp_dim {mlp}, {steps} steps, logging at steps 0 and {steps} (as the workflow's heatmap jobs)",
-        "ours": {"how": "train_runs per d (39 runs each, one batch)", "wall_s_measured": round(measured, 1),
-                 "d_measured": len(per_d), "d_total": len(dims), "complete": not missing,
-                 "wall_s_whole_grid": round(priced, 1), "wall_s_per_d": {str(k): round(v, 2) for k, v in per_d.items()},
-                 "runs_ok": int((table.status == "ok").sum()), "runs_trained": len(table)},  # fmt: skip
+        "ours": {
+            "how": "train_runs per d (39 runs each, one batch)",
+            "wall_s_measured": round(measured, 1),
+            "d_measured": len(per_d),
+            "d_total": len(dims),
+            "complete": not missing,
+            "wall_s_whole_grid": round(priced, 1),
+            "wall_s_per_d": {str(k): round(v, 2) for k, v in per_d.items()},
+            "runs_ok": int((table.status == "ok").sum()),
+            "runs_trained": len(table),
+        },  # fmt: skip
         "reference": None,
         "ratio": None,
-        "agreement": {"note": "encoder_500 / encoder_2000 check the same code against the reference",
-                      "mean_final_test_acc": float(table.test_acc.mean())},  # fmt: skip
+        "agreement": {
+            "note": "encoder_500 / encoder_2000 check the same code against the reference",
+            "mean_final_test_acc": float(table.test_acc.mean()),
+        },  # fmt: skip
         # gpu_suite.sh gives the grid 300 s of its 10 minutes.
-        "target": target("ours wall seconds for the whole grid", "<=", 300, round(priced, 1)) if not ctx.quick else None,
+        "target": target("ours wall seconds for the whole grid", "<=", 300, round(priced, 1))
+        if not ctx.quick
+        else None,
     }
 
 
@@ -238,12 +265,12 @@ def _predict(per_d: dict, d: int) -> float:
 
 def encoder_defer(ctx: Context) -> dict:
     """The encoder step on CUDA with the matrices' updates applied at once against deferred by
-    CUDA_DEFER_STEPS steps (the default for large batches: fewer passes through the matrices,
-    one captured graph per pending state), a heatmap batch of 39 runs at several d. Both in the
+    DEFER_STEPS steps (opt-in, BENIGN_CUDA_DEFER_STEPS: fewer passes through the matrices, one
+    captured graph per pending state), a heatmap batch of 39 runs at several d. Both in the
     same process, alternating, fastest of REPEATS blocks of steps; the two batches train the
     same runs, so their losses after the same steps must agree (float32 rounding apart)."""
     if not ctx.cuda and not ctx.quick:
-        raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see DEFER_ROWS)")
+        raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see benign.speed.settings)")
     if ctx.quick:
         dims, runs, mlp, steps = [32, 64], 3, 32, 8
     else:
@@ -252,12 +279,12 @@ def encoder_defer(ctx: Context) -> dict:
     per_d, worst = {}, 0.0
     for d in dims:
         batches = {}
-        for label, defer in (("at_once", 0), ("deferred", CUDA_DEFER_STEPS)):
-            batches[label] = EncoderBatch(n=20, T=8, d=d, sigma=1.0, n_test=100, seed=42, mlp_dim=mlp,
+        for label, defer in (("at_once", 0), ("deferred", DEFER_STEPS)):
+            batches[label] = models.build("encoder", n=20, T=8, d=d, sigma=1.0, n_test=100, seed=42, mlp_dim=mlp,
                                           signal_norms=norms, rhos=[0.1] * runs, etas=[0.2] * runs,
                                           lrs=[5e-3] * runs, device=ctx.device, dtype=torch.float32,
                                           defer_steps=defer)  # fmt: skip
-            for _ in range(3 + 2 * CUDA_DEFER_STEPS):  # warm-up and graph captures, untimed
+            for _ in range(3 + 2 * DEFER_STEPS):  # warm-up and graph captures, untimed
                 batches[label].step()
         times = {label: [] for label in batches}
         for _ in range(REPEATS + 1):
@@ -274,8 +301,8 @@ def encoder_defer(ctx: Context) -> dict:
             "ms_per_step_at_once": round(best["at_once"] * 1e3, 3),
             "ms_per_step_deferred": round(best["deferred"] * 1e3, 3),
             "speedup": round(best["at_once"] / best["deferred"], 3),
-            "graphs_captured": len(batches["deferred"]._graphs),
-            "matrix_entries": matrix_entries(runs, d, mlp),
+            "graphs_captured": len(batches["deferred"]._graphed.graphs) if batches["deferred"]._graphed else 0,
+            "matrix_entries": runs * (3 * d * d + 2 * d * mlp),
             "max_abs_loss_diff": diff,
         }
         del batches, m
@@ -283,10 +310,9 @@ def encoder_defer(ctx: Context) -> dict:
             torch.cuda.empty_cache()
     return {
         "description": f"encoder step, {runs} runs, mlp_dim {mlp}: updates applied every step against deferred by "
-        f"{CUDA_DEFER_STEPS} steps; {steps}-step blocks, fastest of {REPEATS + 1}",
-        "ours": {"how": f"EncoderBatch(defer_steps={CUDA_DEFER_STEPS}), the CUDA default from "
-                 f"{CUDA_DEFER_MIN_FLOATS} matrix entries", "per_d": per_d},  # fmt: skip
-        "reference": {"how": "EncoderBatch(defer_steps=0): every update applied in its step"},
+        f"{DEFER_STEPS} steps; {steps}-step blocks, fastest of {REPEATS + 1}",
+        "ours": {"how": f"the encoder Batch with defer_steps={DEFER_STEPS} (opt-in on CUDA)", "per_d": per_d},
+        "reference": {"how": "the encoder Batch with defer_steps=0 (the default): every update applied in its step"},
         "ratio": None,
         "agreement": {"max_abs_loss_diff": worst, "within_1e-4": worst <= 1e-4},
     }

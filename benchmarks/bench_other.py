@@ -45,12 +45,18 @@ def real_phase2(ctx: Context) -> dict:
     return {
         "description": f"real data, phase 2, one cell (n={raw['n']}) on {raw['backbone']}: training the final "
         "layer's query/key, AdamW, batch 16; per epoch",
-        "ours": {"how": "cached hidden states entering the final layer, position 0 only, padding dropped",
-                 "s_per_epoch": raw["cached_s_per_epoch"], "epochs_timed": raw["cached_epochs_timed"],
-                 "priced_2000_epochs_s": raw["cached_2000_epochs_s"]},  # fmt: skip
-        "reference": {"how": "the full backbone forward every batch (inputs padded to max_length)",
-                      "s_per_epoch": raw["full_s_per_epoch"], "epochs_timed": raw["full_epochs_timed"],
-                      "priced_2000_epochs_s": raw["full_2000_epochs_s"]},  # fmt: skip
+        "ours": {
+            "how": "cached hidden states entering the final layer, position 0 only, padding dropped",
+            "s_per_epoch": raw["cached_s_per_epoch"],
+            "epochs_timed": raw["cached_epochs_timed"],
+            "priced_2000_epochs_s": raw["cached_2000_epochs_s"],
+        },  # fmt: skip
+        "reference": {
+            "how": "the full backbone forward every batch (inputs padded to max_length)",
+            "s_per_epoch": raw["full_s_per_epoch"],
+            "epochs_timed": raw["full_epochs_timed"],
+            "priced_2000_epochs_s": raw["full_2000_epochs_s"],
+        },  # fmt: skip
         "ratio": raw["speedup"],
         "agreement": {
             "logits_max_abs_diff_before_training": ag["logits_max_abs_diff_before_training"],

@@ -7,7 +7,7 @@ import torch
 
 from benchmarks import reference
 from benchmarks.common import RESULTS, Context, extrapolate, rounded, target, timed
-from benign.config import grid
+from benign.config.validate import grid
 from benign.synthetic import SyntheticConfig
 from benign.trainer import RunSpec, train_runs
 
@@ -38,8 +38,12 @@ def _curve_diffs(ours, ref_curves) -> dict:
         "steps_with_test_acc_differing": int((acc_test_diff > 0).sum()),
         "max_abs_acc_diff": float(max(acc_train_diff.max(), acc_test_diff.max())),
         "final": {
-            "ours": rounded(mine.iloc[-1][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 8),
-            "reference": rounded(dict(zip(["train_loss", "test_loss", "train_acc", "test_acc"], ref[-1, 1:].tolist())), 8),
+            "ours": rounded(
+                mine.iloc[-1][["train_loss", "test_loss", "train_acc", "test_acc"]].astype(float).to_dict(), 8
+            ),
+            "reference": rounded(
+                dict(zip(["train_loss", "test_loss", "train_acc", "test_acc"], ref[-1, 1:].tolist())), 8
+            ),
         },
     }
 
@@ -73,7 +77,9 @@ def token_single(ctx: Context) -> dict:
     ref_every_step = t_ref.wall if measured_full else extrapolate(tm, STEPS, STEPS + 1)
     ref_ends_only = extrapolate(tm, STEPS, 2)  # the same script logging only at steps 0 and 1000
     agreement = {"float32_reference_vs_ours": _curve_diffs(ours_curves, ref["curves"])}
-    agreement["float32_reference_vs_ours"]["within_1e-5_and_acc_equal"] = _agrees(agreement["float32_reference_vs_ours"])
+    agreement["float32_reference_vs_ours"]["within_1e-5_and_acc_equal"] = _agrees(
+        agreement["float32_reference_vs_ours"]
+    )
 
     # The same script in float64 over a prefix: the two methods are the same mathematics.
     ref64 = reference.train_token(cfg, steps=STEPS, log_every=1, stop_after=10 if ctx.quick else 50,
@@ -116,8 +122,12 @@ def token_single(ctx: Context) -> dict:
         "ratio": ratios["reference_logging_every_step_vs_ours_default"],
         "ratios": {k: round(v, 2) for k, v in ratios.items()},
         "agreement": agreement,
-        "target": target("ratio (reference logging every step / ours as the workflow runs it)", ">=", 50,
-                         round(ratios["reference_logging_every_step_vs_ours_default"], 2)),  # fmt: skip
+        "target": target(
+            "ratio (reference logging every step / ours as the workflow runs it)",
+            ">=",
+            50,
+            round(ratios["reference_logging_every_step_vs_ours_default"], 2),
+        ),  # fmt: skip
     }
 
 
@@ -158,7 +168,10 @@ def token_row(ctx: Context) -> dict:
     max_loss = max(max(a["abs_train_loss_diff"], a["abs_test_loss_diff"]) for a in agreement)
     return {
         "description": f"one heatmap row: {n} runs at d=2000, signal norm {norms[0]}..{norms[-1]}, {steps} steps",
-        "ours": {"how": "train_runs over the row's specs (one batch), logging at steps 0 and the end", **t_ours.as_dict()},
+        "ours": {
+            "how": "train_runs over the row's specs (one batch), logging at steps 0 and the end",
+            **t_ours.as_dict(),
+        },
         "reference": {
             "how": f"the plain script per cell; {len(cells)} cells ({cells}) timed in full with logging at 0 and the "
             f"end, the row extrapolated as {n} x their mean; per-step logging priced with the measured "
@@ -172,8 +185,11 @@ def token_row(ctx: Context) -> dict:
             "reference_logging_every_step_vs_ours": round(ref_row_every / t_ours.wall, 2),
             "like_for_like_both_logging_at_0_and_end": round(ref_row_ends / t_ours.wall, 2),
         },
-        "agreement": {"cells": agreement, "max_abs_final_loss_diff": max_loss,
-                      "within_1e-5_and_acc_equal": bool(max_loss <= 1e-5 and all(a["acc_equal"] for a in agreement))},  # fmt: skip
+        "agreement": {
+            "cells": agreement,
+            "max_abs_final_loss_diff": max_loss,
+            "within_1e-5_and_acc_equal": bool(max_loss <= 1e-5 and all(a["acc_equal"] for a in agreement)),
+        },  # fmt: skip
         "target": None,
     }
 
@@ -220,8 +236,12 @@ def token_grid(ctx: Context) -> dict:
     return {
         "description": f"the heatmap grid: {len(specs)} runs (d {dims[0]}..{dims[-1]} x signal norm "
         f"{norms[0]}..{norms[-1]}), {steps} steps each, seed 42",
-        "ours": {"how": "one train_runs call over every spec (one batch per d), logging at steps 0 and the end",
-                 **t_ours.as_dict(), "wall_s_per_d_batch": per_d, "runs": len(specs)},  # fmt: skip
+        "ours": {
+            "how": "one train_runs call over every spec (one batch per d), logging at steps 0 and the end",
+            **t_ours.as_dict(),
+            "wall_s_per_d_batch": per_d,
+            "runs": len(specs),
+        },  # fmt: skip
         "reference": {
             "how": "the plain script per cell, priced per d from 5-step prefixes at d in "
             f"{probe} (setup, step, DataLoader evaluation), interpolated linearly in d",
@@ -235,7 +255,10 @@ def token_grid(ctx: Context) -> dict:
             "reference_logging_every_step_vs_ours": round(ref_every / t_ours.wall, 2),
             "like_for_like_both_logging_at_0_and_end": round(ref_ends / t_ours.wall, 2),
         },
-        "agreement": {"note": "not rechecked here: token_row checks cells of the same batched code against the reference",
-                      "runs_ok": int((runs.status == "ok").sum()), "runs": len(runs)},  # fmt: skip
+        "agreement": {
+            "note": "not rechecked here: token_row checks cells of the same batched code against the reference",
+            "runs_ok": int((runs.status == "ok").sum()),
+            "runs": len(runs),
+        },  # fmt: skip
         "target": target("ours wall seconds for the whole grid", "<=", 900, round(t_ours.wall, 1)),
     }

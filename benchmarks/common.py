@@ -48,7 +48,7 @@ class Timer:
         self.device = device
         self.wall = self.cpu = 0.0
 
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:
         sync(self.device)
         self._w, self._c = time.perf_counter(), time.process_time()
         return self

@@ -8,7 +8,7 @@ implementer would write, one run at a time.
   (the authors' token-selection script evaluates after every step).
 
 They take the same inputs as the library (the data of ``benign.synthetic.generate`` and the
-initialisation of ``benign.token_selection.init_W`` / ``benign.encoder.init_params``) so that
+initialisation of ``benign.models.token_selection.init_W`` / ``benign.models.encoder.init_params``) so that
 the benchmarks can check the two agree, and they report where their time went (setup,
 training steps, evaluation) so that other logging schedules can be priced from one run.
 """
@@ -19,13 +19,12 @@ import math
 import time
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from benign import synthetic
-from benign.encoder import init_params
-from benign.token_selection import init_W
+from benign.models.encoder import init_params
+from benign.models.token_selection import init_W
 
 
 class TokenDataset(Dataset):
@@ -152,7 +151,7 @@ def train_token(
 
 # -- one-layer encoder ---------------------------------------------------------------------
 class Encoder(nn.Module):
-    """The textbook one-layer pre-LayerNorm encoder over all T+1 positions (SPEC 4)."""
+    """The textbook one-layer pre-LayerNorm encoder over all T+1 positions (docs/model.md#one-layer-encoder)."""
 
     def __init__(self, d: int, mlp_dim: int) -> None:
         super().__init__()
@@ -165,8 +164,8 @@ class Encoder(nn.Module):
         self.head = nn.Linear(d, 1)
 
     @torch.no_grad()
-    def load_library_params(self, P: dict[str, torch.Tensor]) -> "Encoder":
-        """Copy one run's ``benign.encoder.init_params`` (which act as x @ W) into the Linears."""
+    def load_library_params(self, P: dict[str, torch.Tensor]) -> Encoder:
+        """Copy one run's ``benign.models.encoder.init_params`` (which act as x @ W) into the Linears."""
         self.cls.copy_(P["cls"])
         self.norm1.weight.copy_(P["ln1_w"])
         self.norm1.bias.copy_(P["ln1_b"])
@@ -210,5 +209,7 @@ def train_encoder(
     data = synthetic.generate(cfg)
     device = torch.device(device)
     model = Encoder(cfg.d, mlp_dim).to(dtype).load_library_params(init_params(cfg.d, mlp_dim, cfg.seed)).to(device)
-    curves, step_losses, timing = _fit(model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, step_losses=True)
+    curves, step_losses, timing = _fit(
+        model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, step_losses=True
+    )
     return {"curves": curves, "step_losses": step_losses, "model": model, "timing": timing}

@@ -37,19 +37,25 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         f32 = ag["float32_reference_vs_ours"]
         ours = f"{_s(o['default_logging_steps_0_and_1000']['wall_s'])} (logging every step: {_s(o['logging_every_step']['wall_s'])})"
         refs = f"{_s(ref['wall_s_logging_every_step'])} ({ref['measured']})"
-        ratio += f"; like for like: {r['ratios']['like_for_like_both_logging_every_step']}x every step, " \
-                 f"{r['ratios']['like_for_like_both_logging_steps_0_and_1000']}x ends only"
-        agree = (f"float32 ref: max abs loss diff {_e(max(f32['max_abs_train_loss_diff'], f32['max_abs_test_loss_diff']))}, "
-                 f"accuracy differs at {f32['steps_with_train_acc_differing'] + f32['steps_with_test_acc_differing']} "
-                 f"of {f32['steps_compared']} steps; float64 ref: "
-                 f"{_e(ag['float64_reference_vs_ours_prefix']['max_abs_train_loss_diff'])}")
+        ratio += (
+            f"; like for like: {r['ratios']['like_for_like_both_logging_every_step']}x every step, "
+            f"{r['ratios']['like_for_like_both_logging_steps_0_and_1000']}x ends only"
+        )
+        agree = (
+            f"float32 ref: max abs loss diff {_e(max(f32['max_abs_train_loss_diff'], f32['max_abs_test_loss_diff']))}, "
+            f"accuracy differs at {f32['steps_with_train_acc_differing'] + f32['steps_with_test_acc_differing']} "
+            f"of {f32['steps_compared']} steps; float64 ref: "
+            f"{_e(ag['float64_reference_vs_ours_prefix']['max_abs_train_loss_diff'])}"
+        )
     elif name in ("token_row", "token_grid"):
         ours = _s(o["wall_s"])
         refs = f"{_s(ref['wall_s_logging_every_step'])} (extrapolated)"
         ratio += f"; ends-only logging: {r['ratios']['like_for_like_both_logging_at_0_and_end']}x"
         if name == "token_row":
-            agree = f"final loss max abs diff {_e(ag['max_abs_final_loss_diff'])} ({len(ag['cells'])} cells), " \
-                    f"accuracy {'equal' if all(c['acc_equal'] for c in ag['cells']) else 'DIFFERS'}"
+            agree = (
+                f"final loss max abs diff {_e(ag['max_abs_final_loss_diff'])} ({len(ag['cells'])} cells), "
+                f"accuracy {'equal' if all(c['acc_equal'] for c in ag['cells']) else 'DIFFERS'}"
+            )
         else:
             agree = f"{ag['runs_ok']}/{ag['runs']} runs finite"
     elif name.startswith("encoder_") and name != "encoder_grid":
@@ -58,16 +64,26 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         refs = f"{_s(ref['priced_s']['logging_every_50_steps'])} (extrapolated)"
         ratio += f"; per step {r['ratios']['per_training_step']}x, per evaluation {r['ratios']['per_evaluation']}x"
         if "logging_every_10_steps_priced" in r["ratios"]:
-            ratio += f", both logging every 10 steps (the authors' schedule) {r['ratios']['logging_every_10_steps_priced']}x"
+            ratio += (
+                f", both logging every 10 steps (the authors' schedule) {r['ratios']['logging_every_10_steps_priced']}x"
+            )
         f32 = ag["float32"]
-        agree = f"float32, {ag['prefix_steps']} steps: max abs loss diff {_e(f32['max_abs_step_loss_diff'])}; " \
-                f"float64: {_e(ag['float64']['max_abs_step_loss_diff'])}"
+        agree = (
+            f"float32, {ag['prefix_steps']} steps: max abs loss diff {_e(f32['max_abs_step_loss_diff'])}; "
+            f"float64: {_e(ag['float64']['max_abs_step_loss_diff'])}"
+        )
     elif name == "encoder_grid":
-        ours = f"{_s(o['wall_s_whole_grid'])}" + ("" if o["complete"] else f" ({o['d_measured']}/{o['d_total']} d measured, rest priced)")
+        ours = f"{_s(o['wall_s_whole_grid'])}" + (
+            "" if o["complete"] else f" ({o['d_measured']}/{o['d_total']} d measured, rest priced)"
+        )
         refs, agree = "-", f"{o['runs_ok']}/{o['runs_trained']} runs finite"
     elif name == "encoder_defer":
         per_d = o["per_d"]
-        ours = "deferred: " + ", ".join(f"d {d} {_s(v['ms_per_step_deferred'] / 1e3)}" for d, v in per_d.items()) + " per step"
+        ours = (
+            "deferred: "
+            + ", ".join(f"d {d} {_s(v['ms_per_step_deferred'] / 1e3)}" for d, v in per_d.items())
+            + " per step"
+        )
         refs = "at once: " + ", ".join(f"d {d} {_s(v['ms_per_step_at_once'] / 1e3)}" for d, v in per_d.items())
         ratio = ", ".join(f"d {d} **{v['speedup']:.2f}x**" for d, v in per_d.items())
         agree = f"losses after the same steps: max abs diff {_e(ag['max_abs_loss_diff'])}"
@@ -106,14 +122,18 @@ def table(folder: Path) -> str:
         rows.append(f"| {name} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |")
     if not rows:
         return ""
-    machines = [json.loads((folder / f"{n}.json").read_text()).get("machine") for n in ORDER if (folder / f"{n}.json").exists()]
+    machines = [
+        json.loads((folder / f"{n}.json").read_text()).get("machine") for n in ORDER if (folder / f"{n}.json").exists()
+    ]
     any_r = next((m for m in machines if m), None)
     if any_r is None:
         return "\n".join(rows)
     where = any_r.get("cuda_device") or f"{any_r['processor']}, {any_r['cpu_count']} CPUs"
-    head = (f"Machine: {where}; torch {any_r['torch_version']}; device {any_r['device']}.\n\n"
-            "| benchmark | ours | reference | ratio | target | agreement | peak RSS MB | threads |\n"
-            "|---|---|---|---|---|---|---|---|")
+    head = (
+        f"Machine: {where}; torch {any_r['torch_version']}; device {any_r['device']}.\n\n"
+        "| benchmark | ours | reference | ratio | target | agreement | peak RSS MB | threads |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
     return head + "\n" + "\n".join(rows)
 
 

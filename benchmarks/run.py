@@ -100,7 +100,11 @@ def summary(path: Path) -> str:
         return f"{r['name']:14s} skipped: {r['skipped']}"
     ratio = f"ratio {r['ratio']:.1f}x" if r.get("ratio") else ""
     tgt = r.get("target")
-    tgt = f"target {tgt['metric']} {tgt['op']} {tgt['value']}: {'met' if tgt['met'] else 'MISSED'} ({tgt['measured']})" if tgt else ""
+    tgt = (
+        f"target {tgt['metric']} {tgt['op']} {tgt['value']}: {'met' if tgt['met'] else 'MISSED'} ({tgt['measured']})"
+        if tgt
+        else ""
+    )
     return f"{r['name']:14s} {ratio:16s} {tgt}  peak RSS {r['peak_memory']['ru_maxrss_mb']:.0f} MB  ({r['benchmark_wall_s']:.0f} s)"
 
 

@@ -1,18 +1,22 @@
 """Label noise.
 
-- ``flip_balanced``: the synthetic protocol (SPEC 1): exactly ceil(eta n) binary labels
+- ``flip_balanced``: the synthetic protocol (docs/data.md#label-noise): exactly ceil(eta n) binary labels
   flipped, half in each class (floor(ceil(eta n) / 2) per class, as the reference code).
-- ``draw_nested_noise``: the real-data protocol (SPEC 5): each label independently with
+- ``draw_nested_noise``: the real-data protocol (docs/real_protocol.md#label-noise): each label independently with
   probability eta moves to a uniformly random other class, nested across eta.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
-from benign.config import n_flips
+
+def n_flips(n: int, eta: float) -> int:
+    """Labels the synthetic protocol flips: 2 * floor(ceil(eta n) / 2) (docs/data.md#label-noise)."""
+    return 2 * (math.ceil(eta * n - 1e-9) // 2)
 
 
 def flip_balanced(y: torch.Tensor, eta: float, generator: torch.Generator) -> torch.Tensor:

@@ -18,11 +18,21 @@ import pyarrow.parquet as pq
 
 from benign.io import atomic_path
 
+# Final or per-step metrics of a synthetic run: loss and accuracy against the labels trained on
+# (train), on the clean test set, and the training accuracy on clean and on flipped samples.
+# fmt: off
+METRICS = [
+    ("train_loss", pa.float64()), ("test_loss", pa.float64()),
+    ("train_acc", pa.float64()), ("test_acc", pa.float64()),
+    ("train_acc_clean", pa.float64()), ("train_acc_noisy", pa.float64()),
+]
+# fmt: on
+
 RUNS = pa.schema(
     [
         ("run_id", pa.string()),
         ("setting", pa.string()),  # named setting or sweep the run belongs to
-        ("model", pa.string()),  # "token" or "encoder"
+        ("model", pa.string()),  # a model of benign.registry
         ("n", pa.int64()),
         ("T", pa.int64()),
         ("d", pa.int64()),
@@ -33,16 +43,11 @@ RUNS = pa.schema(
         ("n_test", pa.int64()),
         ("lr", pa.float64()),
         ("steps", pa.int64()),
-        ("mlp_dim", pa.int64()),  # null for the token-selection model
+        ("mlp_dim", pa.int64()),  # the encoder's run key, null for the other models
         ("seed", pa.int64()),
         ("snr", pa.float64()),
         ("n_noisy", pa.int64()),
-        ("train_loss", pa.float64()),
-        ("test_loss", pa.float64()),
-        ("train_acc", pa.float64()),
-        ("test_acc", pa.float64()),
-        ("train_acc_clean", pa.float64()),
-        ("train_acc_noisy", pa.float64()),
+        *METRICS,
         ("regime", pa.string()),  # not_overfitting / benign / harmful, null unless status ok
         ("status", pa.string()),  # ok / diverged
         ("wall_time_s", pa.float64()),  # the run's share of its batch's wall time
@@ -51,29 +56,18 @@ RUNS = pa.schema(
     ]
 )
 
-CURVES = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("step", pa.int64()),
-        ("train_loss", pa.float64()),
-        ("test_loss", pa.float64()),
-        ("train_acc", pa.float64()),
-        ("test_acc", pa.float64()),
-        ("train_acc_clean", pa.float64()),
-        ("train_acc_noisy", pa.float64()),
-    ]
-)
+CURVES = pa.schema([("run_id", pa.string()), ("step", pa.int64()), *METRICS])
 
+# fmt: off
 ATTENTION = pa.schema(
     [
-        ("run_id", pa.string()),
-        ("step", pa.int64()),
-        ("sample", pa.int64()),
+        ("run_id", pa.string()), ("step", pa.int64()), ("sample", pa.int64()),
         ("token", pa.int64()),  # 0..T-1 input tokens; -1 is the encoder's [CLS] itself
         ("probability", pa.float64()),
         ("noisy", pa.bool_()),  # the sample's training label was flipped
     ]
 )
+# fmt: on
 
 REAL_RUNS = pa.schema(
     [

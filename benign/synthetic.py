@@ -1,4 +1,4 @@
-"""The synthetic data model (SPEC 1).
+"""The synthetic data model (docs/data.md).
 
 Two orthogonal class signals mu_{+1} = ||mu|| e_1 and mu_{-1} = ||mu|| e_2. For a sample
 with true label y*, token 0 is mu_{y*} + eps, token 1 is rho mu_{y*} + eps, token 2 is
@@ -13,12 +13,11 @@ the fast trainer exploits this.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from benign.config import check_run
 from benign.label_noise import flip_balanced
 
 
@@ -43,9 +42,6 @@ class SyntheticConfig:
     sigma: float = 1.0
     n_test: int = 1000
     seed: int = 42
-
-    def __post_init__(self) -> None:
-        check_run({**asdict(self), "model": "token", "lr": 1.0, "steps": 1}, "SyntheticConfig")
 
     @property
     def snr(self) -> float:
@@ -81,7 +77,7 @@ def noise(n: int, T: int, d: int, sigma: float, n_test: int, seed: int) -> tuple
 
 
 def flip_mask(n: int, eta: float, seed: int) -> torch.Tensor:
-    """Which training labels are flipped (SPEC 1: exactly ceil(eta n), half per class)."""
+    """Which training labels are flipped (docs/data.md#label-noise: exactly ceil(eta n), half per class)."""
     return flip_balanced(balanced_labels(n), eta, generator(seed, "flips"))
 
 

@@ -1,4 +1,4 @@
-"""Theory (SPEC 3): SNR, the regime boundaries of Theorem 4.1, g(x) and the regime labels.
+"""Theory (docs/regimes.md): SNR, the regime boundaries of Theorem 4.1, g(x) and the regime labels.
 
 Regimes, by signal-to-noise ratio SNR = ||mu|| / (sigma sqrt(d)):
 - not overfitting: SNR^2 = omega(1/n), above the curve ||mu|| = c1 sqrt(d / n);

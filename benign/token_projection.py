@@ -1,4 +1,4 @@
-"""Figure 1's computation (SPEC 6.1): token selection by a hand-set query, no training.
+"""Figure 1's computation (docs/artifacts.md#figure-1-token-projection): token selection by a hand-set query, no training.
 
 With W = I the attention logits of sample X are X p, where
 
@@ -13,7 +13,7 @@ f(X) = sum_t softmax(X p)_t <x_t, nu>, predicting sign f(X).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -99,7 +99,11 @@ def token_projection(
 def projection_accuracy(points: pd.DataFrame) -> pd.DataFrame:
     """Train and test accuracy per setting (columns setting, lam, train_acc, test_acc), settings in input order."""
     acc = points.groupby(["setting", "lam", "split"], sort=False)["correct"].mean().unstack("split")
-    return acc.rename(columns={"train": "train_acc", "test": "test_acc"})[["train_acc", "test_acc"]].reset_index().rename_axis(columns=None)
+    return (
+        acc.rename(columns={"train": "train_acc", "test": "test_acc"})[["train_acc", "test_acc"]]
+        .reset_index()
+        .rename_axis(columns=None)
+    )
 
 
 def projection_config(cfg: Mapping) -> tuple[SyntheticConfig, dict[str, float]]:

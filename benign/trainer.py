@@ -5,7 +5,10 @@ n, T, d, sigma, n_test, seed, steps, mlp_dim); each batch is one tensor program.
 logged step the trainer records train/test loss and accuracy, the training accuracy on
 clean and on label-flipped samples separately (each against the labels trained on, so a
 flipped sample counts as fitted when the model predicts its flipped label), and, for the
-runs that ask for it, the softmax over tokens of every training sample.
+runs that ask for it, the softmax over tokens of every training sample. The models are the
+modules listed in ``benign.registry.MODELS``, built by :func:`benign.models.build`. Regime labels
+are not set here: they depend on thresholds of the config, applied when the runs are gathered
+(benign.theory.assign_regimes).
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import math
 import shutil
 import time
 from dataclasses import dataclass
@@ -26,56 +28,56 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from benign import synthetic, theory
-from benign.config import check_run
+from benign import models, registry, synthetic
 from benign.device import pick_device
-from benign.encoder import EncoderBatch
 from benign.io import atomic_path
-from benign.token_selection import TokenSelectionBatch
 
 log = logging.getLogger("benign.trainer")
 
-MODELS = ("token", "encoder")
-
 
 @dataclass(frozen=True)
-class RunSpec:
-    """Every parameter of one synthetic run (paper defaults)."""
+class RunSpec(synthetic.SyntheticConfig):
+    """Every parameter of one synthetic run (paper defaults): its data set (the fields of
+    SyntheticConfig) and its model and training. Values are checked where they come from (the
+    config's validation, the CLI's); here only that they fit the model."""
 
     model: str = "token"
-    n: int = 20
-    T: int = 8
-    d: int = 2000
-    rho: float = 0.1
-    signal_norm: float = 20.0
-    eta: float = 0.2
-    sigma: float = 1.0
-    n_test: int = 1000
     lr: float = 5e-3
     steps: int = 1000
-    seed: int = 42
-    mlp_dim: int | None = None  # encoder only (paper: 2000)
+    mlp_dim: int | None = None  # the encoder's own run key (paper: 2000); None for the other models
     setting: str = "single"
     log_every: int = 0  # 0: log only the first and last step; see log_steps
     log_points: int = 0  # > 0: that many log-spaced steps instead of log_every
     record_attention: bool = False
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        if self.model == "token" and self.mlp_dim is not None:
-            raise ValueError("mlp_dim applies to the encoder only; leave it unset for model 'token'")
-        check_run(dataclasses.asdict(self), "run")
+        own = registry.model(self.model).run_keys
+        for key in MODEL_KEYS:
+            if key in own and getattr(self, key) is None:
+                raise ValueError(f"model {self.model!r} needs {key}")
+            if key not in own and getattr(self, key) is not None:
+                raise ValueError(f"{key} does not apply to model {self.model!r}; leave it unset")
+
+    def model_keys(self) -> dict:
+        """This run's values of its model's own run keys (benign.registry.Model.run_keys)."""
+        return {key: getattr(self, key) for key in registry.model(self.model).run_keys}
 
     @property
     def run_id(self) -> str:
         """A stable id from every parameter that changes the numbers."""
-        key = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("setting", "log_every", "log_points", "record_attention")}
+        key = {
+            k: v
+            for k, v in dataclasses.asdict(self).items()
+            if k not in ("setting", "log_every", "log_points", "record_attention")
+        }
         digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.model}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
 
     def batch_key(self) -> tuple:
         return (self.model, self.n, self.T, self.d, self.sigma, self.n_test, self.seed, self.steps, self.mlp_dim)
+
+
+MODEL_KEYS = ("mlp_dim",)  # RunSpec fields that are some model's own run keys
 
 
 def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
@@ -89,32 +91,23 @@ def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
     return sorted(s)
 
 
-def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype):
+def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype | None):
     s0 = specs[0]
-    common = dict(
-        n=s0.n,
-        T=s0.T,
-        d=s0.d,
-        sigma=s0.sigma,
-        n_test=s0.n_test,
-        seed=s0.seed,
-        signal_norms=[s.signal_norm for s in specs],
-        rhos=[s.rho for s in specs],
-        etas=[s.eta for s in specs],
-        lrs=[s.lr for s in specs],
-        device=device,
-        dtype=dtype,
-    )
-    if s0.model == "token":
-        return TokenSelectionBatch(**common)
-    return EncoderBatch(mlp_dim=s0.mlp_dim, **common)
+    return models.build(
+        s0.model, n=s0.n, T=s0.T, d=s0.d, sigma=s0.sigma, n_test=s0.n_test, seed=s0.seed,
+        signal_norms=[s.signal_norm for s in specs], rhos=[s.rho for s in specs], etas=[s.eta for s in specs],
+        lrs=[s.lr for s in specs], device=device, dtype=dtype, **s0.model_keys(),
+    )  # fmt: skip
 
 
 def _metrics(f: torch.Tensor, y: torch.Tensor, noisy: torch.Tensor) -> dict[str, np.ndarray]:
     """Loss and accuracy per run (rows of f), against labels y; split by the noisy mask if given."""
     correct = (y * f > 0).double()
     # Accuracy as count / n: a mean on CUDA multiplies by 1/n (19/20 would read 0.9500000000000001).
-    out = {"loss": F.softplus(-y * f).mean(-1).double().cpu().numpy(), "acc": correct.sum(-1).cpu().numpy() / f.shape[-1]}
+    out = {
+        "loss": F.softplus(-y * f).mean(-1).double().cpu().numpy(),
+        "acc": correct.sum(-1).cpu().numpy() / f.shape[-1],
+    }
     if noisy is not None:
         noisy = noisy.to(f.device)
         clean = ~noisy
@@ -145,7 +138,7 @@ def train_batch(
         raise ValueError(f"runs in one batch must share {RunSpec.batch_key.__name__}; got {sorted(keys)}")
     device = pick_device() if device is None else torch.device(device)
     if dtype is None:
-        dtype = torch.float64 if (specs[0].model == "token" and device.type == "cpu") else torch.float32
+        dtype = models.default_dtype(specs[0].model, device)
     t0 = time.perf_counter()
     model = _batch(specs, device, dtype)
     steps = specs[0].steps
@@ -174,7 +167,18 @@ def train_batch(
             te = _metrics(ft, model.y_test.expand_as(ft), None)
             for b, sched in enumerate(schedules):
                 if k in sched:
-                    curves.append((b, k, tr["loss"][b], te["loss"][b], tr["acc"][b], te["acc"][b], tr["acc_clean"][b], tr["acc_noisy"][b]))
+                    curves.append(
+                        (
+                            b,
+                            k,
+                            tr["loss"][b],
+                            te["loss"][b],
+                            tr["acc"][b],
+                            te["acc"][b],
+                            tr["acc_clean"][b],
+                            tr["acc_noisy"][b],
+                        )
+                    )
             if attention_runs:
                 attention.append((k, att[attention_runs].double().cpu().numpy()))
         if k == steps:
@@ -198,7 +202,10 @@ def train_batch(
 
 
 def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
-    cdf = pd.DataFrame(curves, columns=["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"])
+    cdf = pd.DataFrame(
+        curves,
+        columns=["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"],
+    )
     ids = [s.run_id for s in specs]
     cdf.insert(0, "run_id", [ids[b] for b in cdf.pop("b")])
     final = cdf[cdf.step == specs[0].steps].set_index("run_id")
@@ -220,7 +227,7 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
         )
         for k in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"):
             row[k] = float(m[k]) if finite else float("nan")
-        row["regime"] = theory.classify_regime(row["train_acc_noisy"], row["test_acc"]) if finite else None
+        row["regime"] = None  # thresholds of the config: set when runs are gathered
         if not finite:
             log.warning("run %s diverged (non-finite loss at the last step); marked 'diverged'", s.run_id)
         rows.append(row)
@@ -243,7 +250,11 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
                     }
                 )
             )
-    adf = pd.concat(att_rows, ignore_index=True) if att_rows else pd.DataFrame(columns=["run_id", "step", "sample", "token", "probability", "noisy"])
+    adf = (
+        pd.concat(att_rows, ignore_index=True)
+        if att_rows
+        else pd.DataFrame(columns=["run_id", "step", "sample", "token", "probability", "noisy"])
+    )
     return runs, cdf, adf
 
 

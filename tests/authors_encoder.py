@@ -61,7 +61,7 @@ class OneLayerEncoder(nn.Module):
 
 
 def load(model: OneLayerEncoder, P: dict[str, Tensor]) -> None:
-    """Copy one run's parameters of benign.encoder (matrices acting as x @ M) into ``model``."""
+    """Copy one run's parameters of benign.models.encoder (matrices acting as x @ M) into ``model``."""
     with torch.no_grad():
         model.cls_token.copy_(P["cls"].view(1, 1, -1))
         model.attn.norm.weight.copy_(P["ln1_w"])

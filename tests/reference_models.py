@@ -40,7 +40,7 @@ def token_model_dense(data: synthetic.SyntheticData, W0: torch.Tensor, lr: float
 
 
 def encoder_dense(params: dict, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The one-layer encoder over ALL positions, written the textbook way (SPEC 4).
+    """The one-layer encoder over ALL positions, written the textbook way (docs/model.md#one-layer-encoder).
 
     ``params`` holds one run's tensors (no batch dimension); matrices act as x @ W.
     Returns (f (n,), attention of every position (n, T+1, T+1)).

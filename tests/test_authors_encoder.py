@@ -1,4 +1,4 @@
-"""benign.encoder against the authors' OneLayerEncoder (tests/authors_encoder.py): the same
+"""benign.models.encoder against the authors' OneLayerEncoder (tests/authors_encoder.py): the same
 initial parameters loaded into both, the same data, 20 steps of full-batch SGD (lr 5e-3) on the
 logistic loss. Losses and the [CLS] row's attention must agree at every step."""
 
@@ -8,7 +8,8 @@ import pytest
 import torch
 from authors_encoder import OneLayerEncoder, load
 
-from benign.encoder import EncoderBatch, init_params
+from benign import models
+from benign.models.encoder import init_params
 
 STEPS, LR = 20, 5e-3
 
@@ -16,7 +17,7 @@ STEPS, LR = 20, 5e-3
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
 def test_training_matches_the_authors_encoder(dtype, tol):
     d, mlp_dim = 64, 48
-    ours = EncoderBatch(n=20, T=8, d=d, sigma=1.0, n_test=10, seed=42, mlp_dim=mlp_dim, signal_norms=[3.0],
+    ours = models.build("encoder", n=20, T=8, d=d, sigma=1.0, n_test=10, seed=42, mlp_dim=mlp_dim, signal_norms=[3.0],
                         rhos=[0.1], etas=[0.2], lrs=[LR], dtype=dtype)  # fmt: skip
     torch.manual_seed(0)
     theirs = OneLayerEncoder(d, mlp_dim).to(dtype)

@@ -2,9 +2,9 @@
 
 The authors' main_synthetic.py draws the training noise with ``np.random.seed(seed);
 np.random.randn(n, T, d)`` and flips the first ceil(eta n)/2 samples of each class. With
-seed 42 at the paper default, SPEC 2 quotes their result: train accuracy 1.0, final train loss
+seed 42 at the paper default, docs/authors_code.md#reference-numbers quotes their result: train accuracy 1.0, final train loss
 about 0.452 (their W initialisation is unseeded, so the loss varies a little from run to run).
-Here the same realization goes through benign.token_selection (reduced-space, exact), which
+Here the same realization goes through benign.models.token_selection (reduced-space, exact), which
 must land on those numbers: an end-to-end check against an independent, published reference.
 
 The same realization at the large-signal setting (d 1000, ||mu|| 80) documents what the model
@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign import synthetic
-from benign.token_selection import TokenSelectionBatch
+from benign import models, synthetic
 
 
 def authors_layout(monkeypatch, n: int, T: int, d: int, seed: int) -> None:
@@ -46,7 +45,7 @@ def train(d: int, signal_norm: float, init_seeds: list[int], steps: int = 1000):
     (each batch shares the data; the library seeds W from the run's seed)."""
     out = []
     for s in init_seeds:
-        m = TokenSelectionBatch(n=20, T=8, d=d, sigma=1.0, n_test=50, seed=s, signal_norms=[signal_norm],
+        m = models.build("token", n=20, T=8, d=d, sigma=1.0, n_test=50, seed=s, signal_norms=[signal_norm],
                                 rhos=[0.1], etas=[0.2], lrs=[5e-3])  # fmt: skip
         for _ in range(steps):
             m.step()

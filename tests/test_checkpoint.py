@@ -11,7 +11,19 @@ import torch
 from benign.trainer import RunSpec, train_runs
 
 SPECS = [
-    RunSpec(model="encoder", n=10, T=4, d=16, mlp_dim=8, n_test=20, steps=1500, lr=0.05, signal_norm=m, seed=1, log_every=100)
+    RunSpec(
+        model="encoder",
+        n=10,
+        T=4,
+        d=16,
+        mlp_dim=8,
+        n_test=20,
+        steps=1500,
+        lr=0.05,
+        signal_norm=m,
+        seed=1,
+        log_every=100,
+    )
     for m in (3.0, 6.0)
 ] + [RunSpec(n=10, T=4, d=30, n_test=20, steps=1500, lr=0.05, signal_norm=5.0, seed=2, log_every=100)]
 CHILD = """

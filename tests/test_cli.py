@@ -22,3 +22,16 @@ def test_bad_value_is_named():
     out = run("--eta", "1.5")
     assert out.returncode == 2
     assert "--eta" in out.stderr and "1.5" in out.stderr
+
+
+def test_every_registered_model_trains_from_the_command_line():
+    from benign import registry
+
+    for name in registry.MODELS:
+        extra = ("--mlp-dim", "8") if "mlp_dim" in registry.MODELS[name].run_keys else ()
+        out = run(
+            "--model", name, "--d", "16", "--signal-norm", "5", "--n-test", "20", "--steps", "5", *extra, "--json"
+        )
+        assert out.returncode == 0, (name, out.stderr)
+        row = json.loads(out.stdout)
+        assert row["model"] == name and row["status"] == "ok" and row["regime"] is not None

@@ -21,8 +21,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 import pytest
@@ -65,7 +65,13 @@ def killed_then_rerun(repo: Path, when: str, ready: Callable[[Path, str], bool],
     log = repo / "killed-run.log"
     start = time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=repo, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=repo,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         while proc.poll() is None and not ready(repo, log.read_text()):
             time.sleep(0.02)
         time.sleep(extra)
@@ -88,7 +94,9 @@ def killed_then_rerun(repo: Path, when: str, ready: Callable[[Path, str], bool],
         "survivors": processes_in(repo),
         "jobs_done_at_kill": len(finished),
         "running_at_kill": sorted(name for jobid, name in started_jobs(killed_log).items() if jobid not in finished),
-        "partial_at_kill": sorted(f for f in files_under(repo / "results") if ".tmp" in f or ".checkpoints" in f) if (repo / "results").exists() else [],
+        "partial_at_kill": sorted(f for f in files_under(repo / "results") if ".tmp" in f or ".checkpoints" in f)
+        if (repo / "results").exists()
+        else [],
     }
     rerun = snakemake(repo, *args)
     trial["needed_unlock"] = rerun.returncode != 0 and "Directory cannot be locked" in rerun.stdout + rerun.stderr
@@ -100,7 +108,9 @@ def killed_then_rerun(repo: Path, when: str, ready: Callable[[Path, str], bool],
     trial |= {
         "rerun": rerun,
         "rerun_jobs": len(re.findall(r"Finished jobid", rerun.stdout + rerun.stderr)),
-        "resumed": sorted(set(re.findall(r"resumed batch .* at step \d+|already done \(kept from an interrupted job\)", logs))),
+        "resumed": sorted(
+            set(re.findall(r"resumed batch .* at step \d+|already done \(kept from an interrupted job\)", logs))
+        ),
     }
     return trial
 
@@ -117,7 +127,11 @@ def started_jobs(log: str) -> dict[str, str]:
 
 
 def describe(i: int, duration: float, t: dict) -> str:
-    state = "it had already finished" if t["finished_first"] else f"{t['jobs_done_at_kill']} jobs done, running: {', '.join(t['running_at_kill']) or 'none'}"
+    state = (
+        "it had already finished"
+        if t["finished_first"]
+        else f"{t['jobs_done_at_kill']} jobs done, running: {', '.join(t['running_at_kill']) or 'none'}"
+    )
     return (
         f"trial {i}: kill {t['when']}, at {t['delay']:.1f} s (a clean run: {duration:.1f} s; {state}); checkpoint/temp files left: {t['partial_at_kill']};"
         f" {'unlock, ' if t['needed_unlock'] else ''}rerun exit {t['rerun'].returncode} after {t['rerun_jobs']} jobs; resumed: {t['resumed']}"
@@ -135,7 +149,10 @@ def reference(tmp_path_factory):
 def trials(reference, tmp_path_factory):
     repo0, duration = reference
     jobs = sum(p.read_text().count("Finished jobid") for p in (repo0 / ".snakemake/log").glob("*.log"))
-    moments = [(f"{extra:.1f} s after {count} jobs ended", jobs_ended(count), extra) for count, extra in kill_points(jobs, duration)]
+    moments = [
+        (f"{extra:.1f} s after {count} jobs ended", jobs_ended(count), extra)
+        for count, extra in kill_points(jobs, duration)
+    ]
     moments.append(("as soon as the delayed job has saved a checkpoint", checkpoint_written, 0.0))
     out = []
     for i, moment in enumerate(moments):
@@ -156,7 +173,9 @@ def test_kills_land_during_the_run(trials):
 @pytest.mark.slow
 def test_a_job_killed_mid_training_resumes_from_its_checkpoint(trials):
     last = trials[-1]
-    assert not last["finished_first"] and any("from its checkpoint at step" in r for r in last["resumed"]), last["resumed"]
+    assert not last["finished_first"] and any("from its checkpoint at step" in r for r in last["resumed"]), last[
+        "resumed"
+    ]
 
 
 @pytest.mark.slow
@@ -172,7 +191,9 @@ def test_tables_equal_an_uninterrupted_run(trials, reference):
     for t in trials:
         got = read_tables(t["repo"], DROP)
         for name, table in expected.items():
-            pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=f"{name} (kill at {t['delay']:.1f} s)")
+            pd.testing.assert_frame_equal(
+                got[name], table, check_exact=True, obj=f"{name} (kill at {t['delay']:.1f} s)"
+            )
 
 
 @pytest.mark.slow
@@ -187,4 +208,6 @@ def test_no_stray_files_in_results(trials, reference):
 def test_nothing_left_to_do_after_the_rerun(trials):
     for t in trials:
         out = snakemake(t["repo"], "-n", *table_args(*CONFIGS))
-        assert out.returncode == 0 and "Nothing to be done" in out.stdout + out.stderr, out.stdout[-2000:] + out.stderr[-2000:]
+        assert out.returncode == 0 and "Nothing to be done" in out.stdout + out.stderr, (
+            out.stdout[-2000:] + out.stderr[-2000:]
+        )

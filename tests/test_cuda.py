@@ -54,8 +54,16 @@ def test_token_model_on_cuda_matches_cpu_float64():
 
 def test_encoder_on_cuda_matches_cpu_float64():
     specs = [
-        RunSpec(model="encoder", d=96, mlp_dim=64, signal_norm=m, steps=40, n_test=200, log_every=10,
-                record_attention=(m == 20.0))  # fmt: skip
+        RunSpec(
+            model="encoder",
+            d=96,
+            mlp_dim=64,
+            signal_norm=m,
+            steps=40,
+            n_test=200,
+            log_every=10,
+            record_attention=(m == 20.0),
+        )  # fmt: skip
         for m in (5.0, 20.0)
     ]
     compare(*both(specs), rtol=1e-4, atol=1e-5)
@@ -66,21 +74,21 @@ def test_encoder_cuda_graph_replays_the_eager_step(monkeypatch, defer_steps):
     """The captured step graphs (one per state of the pending updates: 1 without deferral, 3
     with updates deferred by 3 steps) give the eager step's numbers, an evaluation (which
     folds the pending updates early) in between."""
-    from benign.encoder import EncoderBatch
+    from benign import models
 
     def run(graphs: str):
         monkeypatch.setenv("BENIGN_CUDA_GRAPHS", graphs)
-        m = EncoderBatch(n=20, T=8, d=128, sigma=1.0, n_test=50, seed=42, mlp_dim=64, signal_norms=[5.0, 20.0],
+        m = models.build("encoder", n=20, T=8, d=128, sigma=1.0, n_test=50, seed=42, mlp_dim=64, signal_norms=[5.0, 20.0],
                          rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[5e-3, 5e-3], device="cuda",
                          defer_steps=defer_steps)  # fmt: skip
-        assert m.use_graph == (graphs == "1")
+        assert (m._graphed is not None) == (graphs == "1")
         assert bool(m.deferred) == (defer_steps > 1)
         losses, tests = [], []
         for k in range(14):
             if k == 8:
                 tests.append(m.outputs_test().cpu())
             losses.append(torch.nn.functional.softplus(-m.y * m.step()[0]).mean(1).cpu())
-        assert len(m._graphs) == (max(defer_steps, 1) if graphs == "1" else 0)
+        assert (len(m._graphed.graphs) if m._graphed else 0) == (max(defer_steps, 1) if graphs == "1" else 0)
         tests.append(m.outputs_test().cpu())
         return torch.stack(losses), torch.stack(tests), m.state()
 
@@ -93,8 +101,8 @@ def test_encoder_cuda_graph_replays_the_eager_step(monkeypatch, defer_steps):
 
 
 def test_encoder_on_cuda_with_deferred_updates_matches_cpu_float64(monkeypatch):
-    """Updates deferred by 4 steps on CUDA (forced: the default turns it on for large batches
-    only) against the CPU in float64."""
+    """Updates deferred by 4 steps on CUDA (opt-in: BENIGN_CUDA_DEFER_STEPS) against the CPU
+    in float64."""
     monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "4")
     specs = [
         RunSpec(model="encoder", d=96, mlp_dim=64, signal_norm=m, steps=40, n_test=200, log_every=10)

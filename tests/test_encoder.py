@@ -5,14 +5,14 @@ import torch
 import torch.nn.functional as F
 from reference_models import encoder_dense
 
-from benign import encoder
-from benign.encoder import EncoderBatch
+from benign import models
+from benign.speed import settings
 
 
 def _batch(norms, etas, lrs=None, defer_rows=None, defer_steps=None):
     B = len(norms)
-    return EncoderBatch(
-        n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=norms, rhos=[0.1] * B, etas=etas,
+    return models.build(
+        "encoder", n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=norms, rhos=[0.1] * B, etas=etas,
         lrs=lrs or [0.1] * B, dtype=torch.float64, defer_rows=defer_rows, defer_steps=defer_steps,
     )  # fmt: skip
 
@@ -108,22 +108,19 @@ def test_deferral_by_steps_folds_every_matrix_together():
     assert _batch([3.0], [0.2], defer_steps=1).deferred == {}  # one step: nothing to defer
 
 
-def test_cuda_deferral_choice(monkeypatch):
-    """On CUDA, deferral by steps from CUDA_DEFER_MIN_FLOATS matrix entries on (39 runs at
-    d 1000, mlp_dim 2000, not at d 875); BENIGN_CUDA_DEFER_STEPS overrides, and a bad value is
-    named."""
+def test_cuda_deferral_is_opt_in(monkeypatch):
+    """On CUDA, updates are applied in their step unless BENIGN_CUDA_DEFER_STEPS asks for
+    deferral (it has not been timed on a GPU yet); a bad value is named."""
     monkeypatch.delenv("BENIGN_CUDA_DEFER_STEPS", raising=False)
-    assert encoder.cuda_defer_steps(39, 1000, 2000) == encoder.CUDA_DEFER_STEPS > 1
-    assert encoder.cuda_defer_steps(39, 875, 2000) == 0
-    assert encoder.cuda_defer_steps(1, 2000, 2000) == 0
+    assert settings.cuda_defer_steps() == 0
     monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "0")
-    assert encoder.cuda_defer_steps(39, 5000, 2000) == 0
+    assert settings.cuda_defer_steps() == 0
     monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "6")
-    assert encoder.cuda_defer_steps(1, 10, 10) == 6
+    assert settings.cuda_defer_steps() == 6
     for bad in ("-1", "four", "2.5"):
         monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", bad)
         with pytest.raises(ValueError, match=repr(bad)):
-            encoder.cuda_defer_steps(39, 1000, 2000)
+            settings.cuda_defer_steps()
     with pytest.raises(ValueError, match="not both"):
         _batch([3.0], [0.2], defer_rows=8, defer_steps=2)
 
@@ -163,9 +160,9 @@ def test_test_outputs_alike_with_the_test_tokens_kept_or_formed_per_pass(monkeyp
     here): the test outputs are the same, and equal the dense encoder's."""
     kept = _batch([3.0, 5.0], [0.2, 0.0])
     assert kept.Xn_test is not None
-    monkeypatch.setattr(encoder, "TEST_CACHE_FLOATS", 0)
-    formed = EncoderBatch(
-        n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=[3.0, 5.0], rhos=[0.1] * 2,
+    monkeypatch.setattr(settings, "TEST_CACHE_FLOATS", 0)
+    formed = models.build(
+        "encoder", n=6, T=4, d=12, sigma=1.0, n_test=8, seed=1, mlp_dim=10, signal_norms=[3.0, 5.0], rhos=[0.1] * 2,
         etas=[0.2, 0.0], lrs=[0.1] * 2, dtype=torch.float64, test_chunk=3,
     )  # fmt: skip
     assert formed.Xn_test is None

@@ -1,10 +1,13 @@
+import frames
 import matplotlib.image as mpimg
 import numpy as np
-import pytest
 import pandas as pd
+import pytest
 
-import frames
-from benign import figures, schema
+from benign import metrics, schema
+from benign.figures import real as real_figures
+from benign.figures import style
+from benign.figures import synthetic as synthetic_figures
 from benign.synthetic import SyntheticConfig
 from benign.token_projection import token_projection
 
@@ -23,7 +26,7 @@ def assert_rendered(stem):
 def test_token_projection(tmp_path):
     cfg = SyntheticConfig(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
     points = token_projection(cfg, {"harmful": 1.0, "benign": 0.06, "not_overfitting": 0.001})
-    figures.token_projection(points, cfg, tmp_path / "fig1")
+    synthetic_figures.token_projection(points, cfg, tmp_path / "fig1")
     assert_rendered(tmp_path / "fig1")
 
 
@@ -34,8 +37,10 @@ def attention_rows(run_id, T, samples=4, noisy=(1,), steps=range(0, 60, 10), cls
         for sample in range(samples):
             logits = rng.normal(size=tokens.size) + step / 10 * (tokens == 0)
             probs = np.exp(logits) / np.exp(logits).sum() if value is None else np.full(tokens.size, value)
-            rows += [dict(run_id=run_id, step=step, sample=sample, token=int(t), probability=float(p), noisy=sample in noisy)
-                     for t, p in zip(tokens, probs)]
+            rows += [
+                dict(run_id=run_id, step=step, sample=sample, token=int(t), probability=float(p), noisy=sample in noisy)
+                for t, p in zip(tokens, probs)
+            ]
     return rows
 
 
@@ -47,12 +52,22 @@ def test_softmax_dynamics(tmp_path, model):
         run_rows.append(dict(run_id=f"{model}{i}", model=model, setting=setting, d=d, signal_norm=norm, seed=42))
         att += attention_rows(f"{model}{i}", T=8, cls=model == "encoder")
     # a diverged lower-seed run whose trace is NaN must be skipped, not drawn
-    run_rows.append(dict(run_id="bad", model=model, setting="benign", seed=1, status="diverged", regime=None,
-                         train_loss=np.nan, test_loss=np.nan))
+    run_rows.append(
+        dict(
+            run_id="bad",
+            model=model,
+            setting="benign",
+            seed=1,
+            status="diverged",
+            regime=None,
+            train_loss=np.nan,
+            test_loss=np.nan,
+        )
+    )
     att += attention_rows("bad", T=8, cls=model == "encoder", value=np.nan)
     runs = frames.runs(run_rows)
     attention = frames.conform(att, schema.ATTENTION)
-    figures.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
+    synthetic_figures.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
     assert_rendered(tmp_path / "dyn")
 
 
@@ -61,22 +76,33 @@ def heatmap_runs():
     for d in (250, 375, 500, 625):
         for norm in (5.0, 7.5, 10.0):
             for seed in (1, 2):
-                rows.append(dict(d=d, signal_norm=norm, seed=seed, train_loss=0.4 + d / 1e4 + seed / 100,
-                                 test_loss=norm / 10, train_acc=1.0, test_acc=0.5 + norm / 20))
-    rows[0].update(status="diverged", train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan, regime=None)
+                rows.append(
+                    dict(
+                        d=d,
+                        signal_norm=norm,
+                        seed=seed,
+                        train_loss=0.4 + d / 1e4 + seed / 100,
+                        test_loss=norm / 10,
+                        train_acc=1.0,
+                        test_acc=0.5 + norm / 20,
+                    )
+                )
+    rows[0].update(
+        status="diverged", train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan, regime=None
+    )
     rows[7].update(test_loss=np.nan)  # status ok but a non-finite metric: must be masked too
     return frames.runs(rows)
 
 
 def test_cell_grid_masks_diverged_and_nan():
     runs = heatmap_runs()
-    grid = figures.cell_grid(runs, "d", "signal_norm", "train_loss")
+    grid = metrics.cell_grid(runs, "d", "signal_norm", "train_loss")
     assert list(grid.x) == [250, 375, 500, 625] and list(grid.y) == [5.0, 7.5, 10.0]
     assert grid.diverged[0, 0] and grid.diverged.sum() == 1 and grid.values.mask[0, 0]
     assert np.isfinite(grid.values.compressed()).all() and grid.values.count() == 11
     assert grid.values[1, 2] == pytest.approx(0.4 + 500 / 1e4 + 0.015)  # mean over seeds 1, 2
     assert (grid.runs == 2).all()
-    test = figures.cell_grid(runs, "d", "signal_norm", "test_loss")
+    test = metrics.cell_grid(runs, "d", "signal_norm", "test_loss")
     row7 = runs.iloc[7]
     i, j = list(test.y).index(row7["signal_norm"]), list(test.x).index(row7["d"])
     assert test.diverged[i, j] and test.values.mask[i, j] and test.diverged.sum() == 2
@@ -84,13 +110,13 @@ def test_cell_grid_masks_diverged_and_nan():
 
 def test_loss_heatmap(tmp_path):
     runs = heatmap_runs().assign(model="encoder")
-    figures.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model="encoder")
+    synthetic_figures.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model="encoder")
     assert_rendered(tmp_path / "heat")
 
 
 def test_loss_heatmap_needs_runs(tmp_path):
     with pytest.raises(ValueError):
-        figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
+        synthetic_figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
 
 
 def delayed_tables(nan_in_ok_run=False):
@@ -100,11 +126,32 @@ def delayed_tables(nan_in_ok_run=False):
         run_rows.append(dict(run_id=f"s{seed}", setting="delayed", seed=seed))
         for k in steps:
             fit = min(1.0, k / 50)
-            curve_rows.append(dict(run_id=f"s{seed}", step=k, train_loss=1 - fit / 2, test_loss=0.7, train_acc=0.8 + 0.2 * fit,
-                                   test_acc=min(1.0, 0.5 + k / 400 + seed / 100), train_acc_clean=1.0, train_acc_noisy=fit))
+            curve_rows.append(
+                dict(
+                    run_id=f"s{seed}",
+                    step=k,
+                    train_loss=1 - fit / 2,
+                    test_loss=0.7,
+                    train_acc=0.8 + 0.2 * fit,
+                    test_acc=min(1.0, 0.5 + k / 400 + seed / 100),
+                    train_acc_clean=1.0,
+                    train_acc_noisy=fit,
+                )
+            )
     run_rows.append(dict(run_id="bad", setting="delayed", seed=4, status="diverged", regime=None))
-    curve_rows += [dict(run_id="bad", step=k, train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan,
-                        train_acc_clean=np.nan, train_acc_noisy=np.nan) for k in steps]
+    curve_rows += [
+        dict(
+            run_id="bad",
+            step=k,
+            train_loss=np.nan,
+            test_loss=np.nan,
+            train_acc=np.nan,
+            test_acc=np.nan,
+            train_acc_clean=np.nan,
+            train_acc_noisy=np.nan,
+        )
+        for k in steps
+    ]
     if nan_in_ok_run:
         curve_rows[3]["test_acc"] = np.nan
     return frames.runs(run_rows), frames.conform(curve_rows, schema.CURVES)
@@ -112,32 +159,41 @@ def delayed_tables(nan_in_ok_run=False):
 
 def test_delayed_generalization(tmp_path):
     runs, curves = delayed_tables()
-    figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+    synthetic_figures.delayed_generalization(runs, curves, tmp_path / "delayed")
     assert_rendered(tmp_path / "delayed")
 
 
 def test_delayed_generalization_refuses_nan_in_ok_run(tmp_path):
     runs, curves = delayed_tables(nan_in_ok_run=True)
     with pytest.raises(ValueError, match="non-finite"):
-        figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+        synthetic_figures.delayed_generalization(runs, curves, tmp_path / "delayed")
 
 
 DATASETS = [
     dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
-    dict(dataset="sst2", dataset_label="SST-2 (stands in for AG-news)", paper_dataset=None,
-         backbone="bert-base-uncased", num_classes=2),
+    dict(
+        dataset="sst2",
+        dataset_label="SST-2 (stands in for AG-news)",
+        paper_dataset=None,
+        backbone="bert-base-uncased",
+        num_classes=2,
+    ),
 ]
 
 
 def test_real_eta_heatmap(tmp_path):
-    rows = [dict(**ds, eta=round(eta, 2), train_loss=eta, test_loss=0.3 + eta)
-            for ds in DATASETS for eta in np.arange(0, 0.21, 0.01)]
+    rows = [
+        dict(**ds, eta=round(eta, 2), train_loss=eta, test_loss=0.3 + eta)
+        for ds in DATASETS
+        for eta in np.arange(0, 0.21, 0.01)
+    ]
     rows[5].update(status="failed", train_loss=np.nan, test_loss=np.nan)
     real = frames.real_runs(rows)
-    figures.real_eta_heatmap(real, tmp_path / "eta")
+    real_figures.real_eta_heatmap(real, tmp_path / "eta")
     assert_rendered(tmp_path / "eta")
-    grid = figures.cell_grid(real.assign(eta=real["eta"].round(4)), "eta", "dataset", "train_loss",
-                             y_values=["mnist", "sst2"])
+    grid = metrics.cell_grid(
+        real.assign(eta=real["eta"].round(4)), "eta", "dataset", "train_loss", y_values=["mnist", "sst2"]
+    )
     assert grid.diverged.sum() == 1 and grid.values.count() == 41
 
 
@@ -149,12 +205,25 @@ def test_real_attention_dynamics(tmp_path):
                 for seed in (42, 314):
                     run_id = f"{ds['dataset']}-{n}-{eta}-{seed}"
                     run_rows.append(dict(**ds, run_id=run_id, n=n, eta=eta, seed=seed))
-                    att_rows += [dict(run_id=run_id, dataset=ds["dataset"], n=n, eta=eta, seed=seed, epoch=e,
-                                      train_loss=1 / e, max_attention=0.2 + 0.5 * (1 - 1 / e)) for e in range(1, 30)]
+                    att_rows += [
+                        dict(
+                            run_id=run_id,
+                            dataset=ds["dataset"],
+                            n=n,
+                            eta=eta,
+                            seed=seed,
+                            epoch=e,
+                            train_loss=1 / e,
+                            max_attention=0.2 + 0.5 * (1 - 1 / e),
+                        )
+                        for e in range(1, 30)
+                    ]
     run_rows[0]["status"] = "failed"
     for row in att_rows[:29]:
         row["max_attention"] = np.nan
-    figures.real_attention_dynamics(frames.conform(att_rows, schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att")
+    real_figures.real_attention_dynamics(
+        frames.conform(att_rows, schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att"
+    )
     assert_rendered(tmp_path / "att")
 
 
@@ -168,16 +237,16 @@ def test_delayed_milestones_hand_worked():
             dict(run_id=run, step=10, train_acc=1.0, test_acc=1.0, test_loss=loss10, train_loss=0.5),
             dict(run_id=run, step=100, train_acc=1.0, test_acc=1.0, test_loss=0.42, train_loss=0.41),
         ]
-    m = figures.delayed_milestones(pd.DataFrame(rows))
+    m = metrics.delayed_milestones(pd.DataFrame(rows))
     assert m["fit_step"] == 10 and m["first_step"] == 1 and m["last_step"] == 100
     assert m["test_loss_fit"] == pytest.approx(0.48) and m["test_loss_last"] == pytest.approx(0.42)
     assert m["test_acc_first"] == pytest.approx(0.98)
     never = pd.DataFrame(rows).assign(train_acc=0.9)
-    assert figures.delayed_milestones(never)["fit_step"] is None
+    assert metrics.delayed_milestones(never)["fit_step"] is None
 
 
 def test_token_loss_floor_is_the_spec_value():
-    assert figures.TOKEN_LOSS_FLOOR == pytest.approx(0.401, abs=5e-4)
+    assert metrics.TOKEN_LOSS_FLOOR == pytest.approx(0.401, abs=5e-4)
 
 
 def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
@@ -185,9 +254,9 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
 
     runs = heatmap_runs()  # train_acc is 1.0 in every cell, train_loss varies
     fig, (ax_const, ax_var) = plt.subplots(1, 2)
-    edges = figures._edges(np.array([250, 375, 500, 625])), figures._edges(np.array([5.0, 7.5, 10.0]))
-    figures._grid_panel(ax_const, *edges, figures.cell_grid(runs, "d", "signal_norm", "train_acc"), "train accuracy")
-    figures._grid_panel(ax_var, *edges, figures.cell_grid(runs, "d", "signal_norm", "train_loss"), "train loss")
+    edges = style.edges(np.array([250, 375, 500, 625])), style.edges(np.array([5.0, 7.5, 10.0]))
+    style.grid_panel(ax_const, *edges, metrics.cell_grid(runs, "d", "signal_norm", "train_acc"), "train accuracy")
+    style.grid_panel(ax_var, *edges, metrics.cell_grid(runs, "d", "signal_norm", "train_loss"), "train loss")
     assert len(fig.axes) == 3  # one colour bar: the varying panel's
     assert [t.get_text() for t in ax_const.texts] == ["train accuracy: 1\nin every cell"]
     assert not ax_var.texts

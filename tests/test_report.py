@@ -21,8 +21,14 @@ from workflow_utils import ROOT, snakemake
 
 SCREENSHOT = ROOT / "results" / "report-screenshot.png"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--window-size=1600,1000",
     # The report is a single-page app that draws itself from embedded data: give its
     # scripts (and the timers below) 10 s of virtual time before the DOM or screenshot is taken.
@@ -66,13 +72,15 @@ window.addEventListener("load", () => {
 def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
 def rendered_app(dom: str) -> str:
     """The text of what the report's scripts drew into <div id="app">."""
-    app = dom[dom.index('<div id="app">'):]
+    app = dom[dom.index('<div id="app">') :]
     app = re.sub(r"<(script|style)\b.*?</\1>", "", app, flags=re.S)
     return html.unescape(re.sub(r"<[^>]+>", "\n", app))
 
@@ -101,7 +109,11 @@ def test_report_lists_every_artifact(report, tmp_path):
     listing = re.search(r'<pre id="listing">(.*?)</pre>', out.stdout, flags=re.S)
     assert listing, "the menu walk did not finish: the page did not load"
     listed = html.unescape(listing.group(1))
-    artifacts = sorted(str(p.relative_to(repo)) for pattern in ("figures/*.png", "tables/*.csv") for p in (repo / "results").glob(pattern))
+    artifacts = sorted(
+        str(p.relative_to(repo))
+        for pattern in ("figures/*.png", "tables/*.csv")
+        for p in (repo / "results").glob(pattern)
+    )
     assert artifacts
     missing = [name for name in artifacts if name not in listed]
     assert not missing, f"not listed in the report: {missing}\nlisted:\n{listed}"

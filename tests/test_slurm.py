@@ -36,8 +36,10 @@ pytestmark = pytest.mark.slurm
 # poll that finds no job finished, the plugin waits 10 s longer before the next one (up to
 # 180 s), so each step of the workflow costs tens of seconds of waiting here.
 FAST_STATUS = (
-    "--slurm-status-command", "squeue",
-    "--slurm-init-seconds-before-status-checks", "1",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "1",
     "--slurm-keep-successful-logs",
 )
 # The smoke config up to its metrics tables.
@@ -107,9 +109,23 @@ class Run:
         self.started = time.monotonic()
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                ["timeout", "-s", "KILL", str(kill_after), sys.executable, "-m", "snakemake",
-                 "--profile", "profiles/slurm", *FAST_STATUS, *args],
-                cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    "timeout",
+                    "-s",
+                    "KILL",
+                    str(kill_after),
+                    sys.executable,
+                    "-m",
+                    "snakemake",
+                    "--profile",
+                    "profiles/slurm",
+                    *FAST_STATUS,
+                    *args,
+                ],
+                cwd=cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         self.ended: float | None = None
         self._waiter = threading.Thread(target=self._wait, daemon=True)
@@ -138,7 +154,10 @@ def slurm_jobs(ids: list[str]) -> dict[str, tuple[str, str]]:
     """Job id -> (state, working directory), as SLURM itself reports them."""
     out = subprocess.run(
         ["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%Z"],
-        capture_output=True, text=True, timeout=30, check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     jobs = {}
     for line in out.stdout.split():
@@ -208,8 +227,11 @@ def test_smoke_jobs_run_through_sbatch(runs, capsys):
     for wildcards in trained:
         assert f"wildcards: {wildcards}\n" in slurm_logs, f"training job {wildcards} is in no SLURM log"
     _, local_seconds = runs["local"]
-    report(capsys, f"smoke config up to the metrics: {smoke.seconds:.0f} s through SLURM ({len(ids)} submissions); "
-                   f"all of it locally with --cores 2: {local_seconds:.0f} s")
+    report(
+        capsys,
+        f"smoke config up to the metrics: {smoke.seconds:.0f} s through SLURM ({len(ids)} submissions); "
+        f"all of it locally with --cores 2: {local_seconds:.0f} s",
+    )
 
 
 def test_smoke_metrics_equal_local_run(runs):
@@ -222,14 +244,21 @@ def test_smoke_metrics_equal_local_run(runs):
         expected = pd.read_parquet(local / table)
         got = pd.read_parquet(slurm / table)
         timing = [c for c in expected.columns if c.startswith("wall_time")]
-        pd.testing.assert_frame_equal(got.drop(columns=timing), expected.drop(columns=timing),
-                                      check_exact=False, rtol=1e-9, atol=0, obj=str(table))
+        pd.testing.assert_frame_equal(
+            got.drop(columns=timing),
+            expected.drop(columns=timing),
+            check_exact=False,
+            rtol=1e-9,
+            atol=0,
+            obj=str(table),
+        )
 
 
 def assert_ended_by_slurm_state(run: Run, state: str, capsys, what: str) -> None:
     finished = run.finish()
     assert finished.returncode != -signal.SIGKILL and finished.returncode != 128 + signal.SIGKILL, (
-        f"snakemake hung and was killed after {run.kill_after} s:\n" + finished.tail())
+        f"snakemake hung and was killed after {run.kill_after} s:\n" + finished.tail()
+    )
     assert finished.returncode != 0, finished.tail()
     ids = finished.job_ids()
     assert len(ids) == 1, finished.tail()

@@ -1,4 +1,4 @@
-"""The synthetic data model (SPEC 1): token means, noise statistics, flips, determinism."""
+"""The synthetic data model (docs/data.md): token means, noise statistics, flips, determinism."""
 
 import math
 
@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from benign import synthetic
-from benign.config import ConfigError, n_flips
+from benign.config import ConfigError
+from benign.config.validate import check_run
+from benign.label_noise import n_flips
 
 
 def test_token_means_and_noise_statistics():
@@ -34,7 +36,9 @@ def test_sigma_scales_noise():
     assert abs(data.X_train[:, 3:, 2:].std().item() - 2.5) < 0.05
 
 
-@pytest.mark.parametrize("n,eta,flips", [(20, 0.2, 4), (20, 0.1, 2), (20, 0.15, 2), (30, 0.1, 2), (10, 0.05, 0), (100, 0.25, 24)])
+@pytest.mark.parametrize(
+    "n,eta,flips", [(20, 0.2, 4), (20, 0.1, 2), (20, 0.15, 2), (30, 0.1, 2), (10, 0.05, 0), (100, 0.25, 24)]
+)
 def test_exact_flip_counts_half_per_class(n, eta, flips):
     # reference: floor(ceil(eta n) / 2) per class
     assert n_flips(n, eta) == 2 * (math.ceil(round(eta * n, 9)) // 2) == flips
@@ -78,4 +82,4 @@ def test_head_vector():
 )  # fmt: skip
 def test_bad_values_are_refused_by_name(kwargs, word):
     with pytest.raises(ConfigError, match=word):
-        synthetic.SyntheticConfig(**kwargs)
+        check_run({**synthetic.SyntheticConfig().__dict__, "model": "token", "lr": 1.0, "steps": 1, **kwargs}, "run")

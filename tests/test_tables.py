@@ -1,11 +1,13 @@
 from pathlib import Path
 
+import frames
 import numpy as np
 import pandas as pd
 import pytest
 
-import frames
-from benign import tables
+from benign.tables import common as common_tables
+from benign.tables import real as real_tables
+from benign.tables import synthetic as synthetic_tables
 
 REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "data" / "reference" / "table6.csv"
 SETTINGS = {"harmful": (4500, 5.0, 0.6), "benign": (2000, 20.0, 0.99), "not_overfitting": (1000, 80.0, 1.0)}
@@ -16,29 +18,53 @@ def synthetic_runs():
     for model in ("encoder", "token"):
         for setting, (d, norm, test_acc) in SETTINGS.items():
             for seed in (1, 2, 3):
-                rows.append(dict(model=model, setting=setting, d=d, signal_norm=norm, seed=seed,
-                                 train_loss=0.4 + seed / 100, test_acc=test_acc - seed / 1000,
-                                 train_acc_noisy=0.0 if setting == "not_overfitting" else 1.0))
-    rows.append(dict(model="token", setting="benign", seed=4, status="diverged", regime=None,
-                     train_loss=np.nan, test_loss=np.nan, test_acc=np.nan))
+                rows.append(
+                    dict(
+                        model=model,
+                        setting=setting,
+                        d=d,
+                        signal_norm=norm,
+                        seed=seed,
+                        train_loss=0.4 + seed / 100,
+                        test_acc=test_acc - seed / 1000,
+                        train_acc_noisy=0.0 if setting == "not_overfitting" else 1.0,
+                    )
+                )
+    rows.append(
+        dict(
+            model="token",
+            setting="benign",
+            seed=4,
+            status="diverged",
+            regime=None,
+            train_loss=np.nan,
+            test_loss=np.nan,
+            test_acc=np.nan,
+        )
+    )
     rows.append(dict(model="token", setting="heatmap", d=250, signal_norm=5.0))  # not a named setting
     return frames.runs(rows)
 
 
 def test_seed_stats_population_std():
-    df = pd.DataFrame({"k": ["a", "a", "a", "b", "b"], "v": [1.0, 2.0, 4.0, 3.0, np.nan],
-                       "status": ["ok", "ok", "ok", "ok", "diverged"]})
-    out = tables.seed_stats(df, ["k"], ["v"]).set_index("k")
+    df = pd.DataFrame(
+        {
+            "k": ["a", "a", "a", "b", "b"],
+            "v": [1.0, 2.0, 4.0, 3.0, np.nan],
+            "status": ["ok", "ok", "ok", "ok", "diverged"],
+        }
+    )
+    out = common_tables.seed_stats(df, ["k"], ["v"]).set_index("k")
     assert out.loc["a", "v_mean"] == pytest.approx(np.mean([1, 2, 4]))
     assert out.loc["a", "v_std"] == pytest.approx(np.std([1, 2, 4], ddof=0))
     assert (out.loc["a", "seeds"], out.loc["a", "failed"]) == (3, 0)
     assert (out.loc["b", "seeds"], out.loc["b", "failed"], out.loc["b", "v_std"]) == (1, 1, 0.0)
-    nan_in_ok = tables.seed_stats(df.assign(status="ok"), ["k"], ["v"]).set_index("k")
+    nan_in_ok = common_tables.seed_stats(df.assign(status="ok"), ["k"], ["v"]).set_index("k")
     assert np.isnan(nan_in_ok.loc["b", "v_mean"])  # never averaged away
 
 
 def test_synthetic_regimes(tmp_path):
-    table = tables.synthetic_regimes(synthetic_runs(), tmp_path / "regimes")
+    table = synthetic_tables.synthetic_regimes(synthetic_runs(), tmp_path / "regimes")
     assert list(zip(table["model"], table["setting"])) == [(m, s) for m in ("token", "encoder") for s in SETTINGS]
     assert list(table["regime"]) == ["harmful", "benign", "not_overfitting"] * 2
     benign = table[(table["model"] == "token") & (table["setting"] == "benign")].iloc[0]
@@ -55,20 +81,36 @@ def test_synthetic_regimes(tmp_path):
 def real_runs():
     rng = np.random.default_rng(0)
     rows = []
-    for ds in (dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
-               dict(dataset="sst2", dataset_label="SST-2 (stands in for AG-news)", paper_dataset=None,
-                    backbone="bert-base-uncased", num_classes=2)):
+    for ds in (
+        dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
+        dict(
+            dataset="sst2",
+            dataset_label="SST-2 (stands in for AG-news)",
+            paper_dataset=None,
+            backbone="bert-base-uncased",
+            num_classes=2,
+        ),
+    ):
         for n in (20, 200):
             for eta in (0.0, 0.1, 0.2):
                 for seed in (42, 314, 2718):
-                    rows.append(dict(**ds, n=n, eta=eta, seed=seed, baseline_acc=0.9 + seed / 1e5,
-                                     train_loss_last_epoch=rng.uniform(0, 0.2), test_acc=rng.uniform(0.7, 0.95)))
+                    rows.append(
+                        dict(
+                            **ds,
+                            n=n,
+                            eta=eta,
+                            seed=seed,
+                            baseline_acc=0.9 + seed / 1e5,
+                            train_loss_last_epoch=rng.uniform(0, 0.2),
+                            test_acc=rng.uniform(0.7, 0.95),
+                        )
+                    )
     return frames.real_runs(rows)
 
 
 def test_real_table_eta0_02(tmp_path):
     runs = real_runs()
-    table = tables.real_results(runs, REFERENCE, tmp_path / "real_eta0_0.2", etas=[0.0, 0.2])
+    table = real_tables.real_results(runs, REFERENCE, tmp_path / "real_eta0_0.2", etas=[0.0, 0.2])
     assert len(table) == 8 and set(table["eta"]) == {0.0, 0.2}
     assert list(table["dataset"]) == ["mnist"] * 4 + ["sst2"] * 4
     row = table[(table["dataset"] == "mnist") & (table["n"] == 20) & (table["eta"] == 0.0)].iloc[0]
@@ -85,7 +127,7 @@ def test_real_table_eta0_02(tmp_path):
 
 
 def test_real_table_eta01_has_no_paper_numbers(tmp_path):
-    table = tables.real_results(real_runs(), REFERENCE, tmp_path / "real_eta0.1", etas=[0.1])
+    table = real_tables.real_results(real_runs(), REFERENCE, tmp_path / "real_eta0.1", etas=[0.1])
     assert len(table) == 4 and table["paper_test_acc_mean"].isna().all()
     md = (tmp_path / "real_eta0.1.md").read_text()
     assert "η ∈ {0.1}" in md and "| — |" in md
@@ -95,7 +137,7 @@ def test_real_table_eta01_has_no_paper_numbers(tmp_path):
 def test_real_table_refuses_percentages(tmp_path):
     runs = real_runs().assign(test_acc=90.0)
     with pytest.raises(ValueError, match="fractions"):
-        tables.real_results(runs, REFERENCE, tmp_path / "t", etas=[0.1])
+        real_tables.real_results(runs, REFERENCE, tmp_path / "t", etas=[0.1])
 
 
 def test_synthetic_regimes_flipped_fit_steps(tmp_path):
@@ -110,11 +152,13 @@ def test_synthetic_regimes_flipped_fit_steps(tmp_path):
     for seed in (1, 2, 3):
         rows += [dict(run_id=ids[("token", "not_overfitting", seed)], step=s, train_acc_noisy=0.25) for s in (0, 40)]
     curves = pd.DataFrame(rows)
-    table = tables.synthetic_regimes(runs, tmp_path / "regimes", curves=curves).set_index(["model", "setting"])
+    table = synthetic_tables.synthetic_regimes(runs, tmp_path / "regimes", curves=curves).set_index(
+        ["model", "setting"]
+    )
     assert table.loc[("token", "benign"), "flipped_fitted_from_step"] == "20–30 (3 of 3 seeds)"
     assert table.loc[("token", "not_overfitting"), "flipped_fitted_from_step"] == "never by step 40 (0 of 3 seeds)"
     md = (tmp_path / "regimes.md").read_text()
     assert "Flipped labels fitted from step" in md and "20–30 (3 of 3 seeds)" in md
-    without = tables.synthetic_regimes(runs, tmp_path / "plain")
+    without = synthetic_tables.synthetic_regimes(runs, tmp_path / "plain")
     assert "Flipped labels fitted from step" not in (tmp_path / "plain.md").read_text()
     assert set(without["flipped_fitted_from_step"]) == {""}

@@ -44,7 +44,13 @@ def test_matches_naive_computation(lam):
     expected = naive_points(SMALL, lam)
     assert len(points) == len(expected)
     for row, (split, i, sel, proj_neg, proj_pos, pred, correct) in zip(points.itertuples(), expected):
-        assert (row.split, row.sample, row.selected_token, row.prediction, row.correct) == (split, i, sel, pred, correct)
+        assert (row.split, row.sample, row.selected_token, row.prediction, row.correct) == (
+            split,
+            i,
+            sel,
+            pred,
+            correct,
+        )
         assert row.proj_neg == pytest.approx(proj_neg) and row.proj_pos == pytest.approx(proj_pos)
 
 

@@ -4,16 +4,22 @@ import torch
 import torch.nn.functional as F
 from reference_models import token_model_dense
 
-from benign import synthetic
-from benign.token_selection import TokenSelectionBatch, init_W
+from benign import models, synthetic
+from benign.models.token_selection import init_W
 
 
 def _batch(norms, etas, rhos=None, lrs=None, **kw):
     params = dict(n=10, T=4, d=30, sigma=1.0, n_test=20, seed=3)
     params.update(kw)
     B = len(norms)
-    return TokenSelectionBatch(
-        **params, signal_norms=norms, rhos=rhos or [0.1] * B, etas=etas, lrs=lrs or [0.05] * B, dtype=torch.float64
+    return models.build(
+        "token",
+        **params,
+        signal_norms=norms,
+        rhos=rhos or [0.1] * B,
+        etas=etas,
+        lrs=lrs or [0.05] * B,
+        dtype=torch.float64,
     )
 
 

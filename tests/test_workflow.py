@@ -56,12 +56,19 @@ def test_config_edit_reruns_only_its_jobs(done):
     assert jobs.get("train_synthetic") == 1
     assert "token_projection_points" not in jobs
     assert jobs.get("aggregate_synthetic") == 1
-    assert set(jobs) <= {"train_synthetic", "aggregate_synthetic", "figure_softmax_dynamics", "figure_loss_heatmap", "table_synthetic_regimes", "all"}
+    assert set(jobs) <= {
+        "train_synthetic",
+        "aggregate_synthetic",
+        "figure_softmax_dynamics",
+        "figure_loss_heatmap",
+        "table_synthetic_regimes",
+        "all",
+    }
 
 
 @pytest.mark.slow
 def test_library_edit_reruns_the_jobs_that_use_it(done):
-    figures = done / "benign/figures.py"
+    figures = done / "benign/figures/synthetic.py"
     text = figures.read_text()
     figures.write_text(text + "\n# edited\n")
     try:
@@ -69,7 +76,7 @@ def test_library_edit_reruns_the_jobs_that_use_it(done):
     finally:
         figures.write_text(text)
     assert "train_synthetic" not in jobs and "figure_loss_heatmap" in jobs
-    encoder = done / "benign/encoder.py"
+    encoder = done / "benign/models/encoder.py"
     text = encoder.read_text()
     encoder.write_text(text + "\n# edited\n")
     try:

@@ -10,8 +10,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from benign import registry
+
 ROOT = Path(__file__).resolve().parents[1]
-IGNORE = shutil.ignore_patterns(".git", ".venv", "results", "logs", "resources", ".snakemake", "__pycache__", ".pytest_cache", "*.egg-info", "benchmarks")
+IGNORE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "results",
+    "logs",
+    "resources",
+    ".snakemake",
+    "__pycache__",
+    ".pytest_cache",
+    "*.egg-info",
+    "benchmarks",
+)
 
 
 def copy_repo(dest: Path, source: Path = ROOT) -> Path:
@@ -43,7 +56,7 @@ def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
 
 
 # The metrics tables (the data behind every figure and table) of each half of the workflow.
-TABLES = [f"synthetic/{model}/{name}.parquet" for model in ("token", "encoder") for name in ("runs", "curves", "attention")]
+TABLES = [f"synthetic/{model}/{name}.parquet" for model in registry.MODELS for name in ("runs", "curves", "attention")]
 TABLES += ["synthetic/token_projection.parquet"]
 REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
 
@@ -62,7 +75,9 @@ def build_tables(repo: Path, *configfiles: str, tables: list[str] = TABLES) -> f
     return time.perf_counter() - start
 
 
-def read_tables(repo: Path, drop: tuple[str, ...] = ("wall_time_s",), tables: list[str] = TABLES) -> dict[str, pd.DataFrame]:
+def read_tables(
+    repo: Path, drop: tuple[str, ...] = ("wall_time_s",), tables: list[str] = TABLES
+) -> dict[str, pd.DataFrame]:
     """Tables of a finished run, less the columns that may differ between runs."""
     return {t: pd.read_parquet(repo / "results" / t).drop(columns=list(drop), errors="ignore") for t in tables}
 

@@ -1,4 +1,4 @@
-"""The real-data half (SPEC 5): pretrained ViT/BERT token selection under label noise.
+"""The real-data half (docs/real_protocol.md): pretrained ViT/BERT token selection under label noise.
 
 Pipeline, one function per step (each importable and testable without the workflow):
 
@@ -12,17 +12,3 @@ Pipeline, one function per step (each importable and testable without the workfl
    -> REAL_RUNS and REAL_ATTENTION frames (``protocol.py``, ``final_layer.py``,
    ``trainer.py``).
 """
-
-from benign.real.datasets import fetch_dataset, load_dataset
-from benign.real.features import compute_features, load_features
-from benign.real.protocol import finetune_pool, run_cell, split_indices
-
-__all__ = [
-    "compute_features",
-    "fetch_dataset",
-    "finetune_pool",
-    "load_dataset",
-    "load_features",
-    "run_cell",
-    "split_indices",
-]

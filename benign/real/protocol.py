@@ -1,4 +1,4 @@
-"""The real-data protocol (SPEC 5): clean pretraining of the head, then noisy fine-tuning of
+"""The real-data protocol (docs/real_protocol.md): clean pretraining of the head, then noisy fine-tuning of
 the final layer's query and key, on cached backbone features.
 
 Per seed, a permutation of the training rows gives the clean pretraining set (its first
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 import torch

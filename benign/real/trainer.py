@@ -1,4 +1,4 @@
-"""The real-data training loop shared by both phases (SPEC 5).
+"""The real-data training loop shared by both phases (docs/real_protocol.md#optimiser).
 
 AdamW (lr 5e-5, weight decay 0), learning rate decaying linearly to 0 over all steps with no
 warm-up, gradient norm clipped to 1.0, mini-batches of 16 drawn by a seeded shuffle each
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-"""Nested multiclass label noise (SPEC 5): rate, never the true class, nested across eta."""
+"""Nested multiclass label noise (docs/real_protocol.md#label-noise): rate, never the true class, nested across eta."""
 
 import pytest
 import torch

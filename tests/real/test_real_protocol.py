@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from benign.real import compute_features, fetch_dataset, finetune_pool, load_features, run_cell, split_indices
+from benign.real.datasets import fetch_dataset
+from benign.real.features import compute_features, load_features
+from benign.real.protocol import finetune_pool, run_cell, split_indices
 from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from real_helpers import has_package
 from PIL import Image
+from real_helpers import has_package
 
 from benign.real import sources
 from benign.real.sources import SourceUnavailable, holdout_split, load_source

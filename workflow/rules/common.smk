@@ -4,51 +4,70 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
-from benign import config as bc
+from benign import registry
+from benign.config import ConfigError, plan
+from benign.config import validate as cv
+from benign.fingerprint import fingerprint
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 try:
-    bc.validate_config(config, SCHEMA)  # readable messages: key, value, what is allowed
-    validate(config, SCHEMA)  # fills in the schema's defaults
-    SYN_JOBS = bc.synthetic_jobs(config)
-    REAL_CELLS = bc.real_cells(config)
-    bc.check_projection(config)
-    for message in bc.warnings(config):
+    cv.validate_config(config, SCHEMA)  # readable messages, then the schema's defaults
+    SYN_JOBS = plan.synthetic_jobs(config)
+    REAL_CELLS = plan.real_cells(config)
+    cv.check_projection(config)
+    for message in cv.warnings(config):
         logger.warning(f"config warning: {message}")
-except bc.ConfigError as err:
+except ConfigError as err:
     raise WorkflowError(f"invalid configuration:\n{err}") from None
 
 SYN = config["synthetic"]
-SYNTHETIC_CODE = bc.fingerprint(*bc.SYNTHETIC_SOURCES)
-PROJECTION_CODE = bc.fingerprint(
-    "synthetic.py", "label_noise.py", "token_projection.py"
-)
-FIGURES_CODE = bc.fingerprint("figures.py", "tables.py", "theory.py", "schema.py")
-REAL_CODE = bc.fingerprint(*bc.REAL_SOURCES)
-FEATURES_CODE = bc.fingerprint(*bc.FEATURE_SOURCES)
-FETCH_CODE = bc.fingerprint(*bc.FETCH_SOURCES)
-MODELS = ["token", "encoder"]
+MODELS = plan.configured_models(config)
 SYN_TABLES = ["runs", "curves", "attention"]
+SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
+
+
+def code(script, *modules):
+    """The fingerprint of what a rule's script runs (benign/fingerprint.py): a param, so that
+    editing a module reruns exactly the jobs that import it. ``modules``: modules the script
+    picks by name at run time."""
+    return fingerprint(SCRIPTS / script, *modules)
+
+
+def train_code(job):
+    """A synthetic training job's fingerprint: its script and the modules of its runs' models."""
+    models = sorted({registry.MODELS[run["model"]].module for run in SYN_JOBS[job]})
+    return code("train_synthetic.py", *models)
+
+
+def artifacts(kind):
+    """{artifact name: model} for a per-model figure kind: <prefix>softmax_dynamics, ..."""
+    return {
+        registry.MODELS[m].artifact_prefix + kind: m
+        for m in MODELS
+        if kind != "loss_heatmap" or SYN[m].get("heatmap")
+    }
 
 
 wildcard_constraints:
     job="|".join(SYN_JOBS),
     model="|".join(MODELS),
     cell="|".join(REAL_CELLS) or "none",
-    dataset="|".join(bc.real_datasets(config)) or "none",
+    dataset="|".join(plan.real_datasets(config)) or "none",
     etas="0.1|0_0.2",
-    softmax_dynamics="(encoder_)?softmax_dynamics",
-    loss_heatmap="(encoder_)?loss_heatmap",
+    softmax_dynamics="|".join(artifacts("softmax_dynamics")),
+    loss_heatmap="|".join(artifacts("loss_heatmap")) or "none",
 
 
 def model_of(artifact):
-    """Encoder artifacts are named encoder_*; the rest show the token-selection model."""
-    return "encoder" if artifact.startswith("encoder_") else "token"
+    """The model a per-model figure shows (its name starts with the model's artifact prefix)."""
+    for kind in ("softmax_dynamics", "loss_heatmap"):
+        if artifact in artifacts(kind):
+            return artifacts(kind)[artifact]
+    raise ValueError(f"no model draws {artifact!r}")
 
 
 def dataset_entry(name):
@@ -62,7 +81,7 @@ def backbone_spec(dataset):
 
 
 def jobs_of(model):
-    return [job for job in SYN_JOBS if job.startswith(f"{model}_")]
+    return [job for job, runs in SYN_JOBS.items() if runs[0]["model"] == model]
 
 
 def figure(name):
@@ -72,12 +91,11 @@ def figure(name):
 def all_outputs():
     names = [
         "token_projection",
-        "softmax_dynamics",
-        "loss_heatmap",
-        "encoder_softmax_dynamics",
-        "encoder_loss_heatmap",
-        "delayed_generalization",
+        *artifacts("softmax_dynamics"),
+        *artifacts("loss_heatmap"),
     ]
+    if "token" in MODELS and SYN["token"].get("delayed"):
+        names.append("delayed_generalization")
     out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
     out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
     if REAL_CELLS:

@@ -17,7 +17,7 @@ rule figure_token_projection:
         "../envs/benign.yaml"
     params:
         projection=SYN["projection"],
-        code=FIGURES_CODE,
+        code=code("figure_token_projection.py"),
     script:
         "../scripts/figure_token_projection.py"
 
@@ -39,7 +39,7 @@ rule figure_softmax_dynamics:
         "../envs/benign.yaml"
     params:
         model=lambda wc: model_of(wc.softmax_dynamics),
-        code=FIGURES_CODE,
+        code=code("figure_softmax_dynamics.py"),
     script:
         "../scripts/figure_softmax_dynamics.py"
 
@@ -61,7 +61,7 @@ rule figure_loss_heatmap:
     params:
         model=lambda wc: model_of(wc.loss_heatmap),
         boundaries=SYN["boundaries"],
-        code=FIGURES_CODE,
+        code=code("figure_loss_heatmap.py"),
     script:
         "../scripts/figure_loss_heatmap.py"
 
@@ -83,7 +83,7 @@ rule figure_delayed_generalization:
         "../envs/benign.yaml"
     params:
         test_threshold=SYN["regime"]["test_threshold"],
-        code=FIGURES_CODE,
+        code=code("figure_delayed_generalization.py"),
     script:
         "../scripts/figure_delayed_generalization.py"
 
@@ -105,6 +105,6 @@ rule table_synthetic_regimes:
         "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
-        code=FIGURES_CODE,
+        code=code("table_synthetic_regimes.py"),
     script:
         "../scripts/table_synthetic_regimes.py"

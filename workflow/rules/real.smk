@@ -11,7 +11,7 @@ rule fetch_dataset:
         "../envs/benign.yaml"
     params:
         entry=lambda wc: dataset_entry(wc.dataset),
-        code=FETCH_CODE,
+        code=code("fetch_dataset.py"),
     script:
         "../scripts/fetch_dataset.py"
 
@@ -30,9 +30,9 @@ rule features_real:
         gpu=1,
     params:
         backbone=lambda wc: backbone_spec(wc.dataset),
-        rows=lambda wc: bc.real_feature_rows(config, wc.dataset),
+        rows=lambda wc: plan.real_feature_rows(config, wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
-        code=FEATURES_CODE,
+        code=code("features_real.py"),
     script:
         "../scripts/features_real.py"
 
@@ -54,7 +54,7 @@ rule train_real:
         cell=lambda wc: REAL_CELLS[wc.cell],
         entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),
         protocol=lambda wc: config["real"]["protocol"],
-        code=REAL_CODE,
+        code=code("train_real.py"),
     script:
         "../scripts/train_real.py"
 
@@ -93,7 +93,7 @@ rule table_real:
     params:
         etas=lambda wc: [float(e) for e in wc.etas.split("_")],
         grid=lambda wc: config["real"]["grid"],
-        code=FIGURES_CODE,
+        code=code("table_real.py"),
     script:
         "../scripts/table_real.py"
 
@@ -114,7 +114,7 @@ rule figure_real_eta_heatmap:
         "../envs/benign.yaml"
     params:
         sweep=lambda wc: config["real"]["eta_sweep"],
-        code=FIGURES_CODE,
+        code=code("figure_real_eta_heatmap.py"),
     script:
         "../scripts/figure_real_eta_heatmap.py"
 
@@ -136,6 +136,6 @@ rule figure_real_attention_dynamics:
         "../envs/benign.yaml"
     params:
         grid=lambda wc: config["real"]["grid"],
-        code=FIGURES_CODE,
+        code=code("figure_real_attention_dynamics.py"),
     script:
         "../scripts/figure_real_attention_dynamics.py"

@@ -15,7 +15,7 @@ rule train_synthetic:
         gpu=1,
     params:
         runs=lambda wc: SYN_JOBS[wc.job],
-        code=SYNTHETIC_CODE,
+        code=lambda wc: train_code(wc.job),
     script:
         "../scripts/train_synthetic.py"
 
@@ -42,7 +42,7 @@ rule aggregate_synthetic:
         "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
-        code=FIGURES_CODE,
+        code=code("aggregate_synthetic.py"),
     script:
         "../scripts/aggregate_synthetic.py"
 
@@ -57,6 +57,6 @@ rule token_projection_points:
         "../envs/benign.yaml"
     params:
         projection=SYN["projection"],
-        code=PROJECTION_CODE,
+        code=code("token_projection.py"),
     script:
         "../scripts/token_projection.py"

@@ -1,6 +1,6 @@
 """Rule figure_loss_heatmap: paper Figures 5 (token model) and 7 (encoder)."""
 
-from benign import figures
+from benign.figures import synthetic as figures
 from benign.io import log_to
 from benign.schema import RUNS, read_parquet
 

@@ -1,6 +1,6 @@
 """Rule figure_softmax_dynamics: paper Figures 3 (token model) and 6 (encoder)."""
 
-from benign import figures
+from benign.figures import synthetic as figures
 from benign.io import log_to
 from benign.schema import ATTENTION, RUNS, read_parquet
 

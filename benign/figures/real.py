@@ -1,0 +1,107 @@
+"""Figures of the real-data experiments: the eta heatmap (Figure 8) and attention
+concentration during fine-tuning (Figure 9)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from benign import metrics
+from benign.figures import style
+
+
+def _dataset_labels(real_runs: pd.DataFrame) -> dict[str, str]:
+    """dataset -> 'label [backbone]', in first-appearance order: says what actually stands in."""
+    labels = {}
+    for _, row in real_runs.drop_duplicates("dataset").iterrows():
+        labels[row["dataset"]] = f"{row['dataset_label']}\n[{str(row['backbone']).split('/')[-1]}]"
+    return labels
+
+
+@plt.rc_context(style.STYLE)
+def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike) -> None:
+    """Figure 8: train loss (noisy fine-tuning set, after training) and test loss, rows = datasets,
+    columns = eta, annotated; mean over the seeds present."""
+    if real_runs.empty:
+        raise ValueError("no real-data runs")
+    runs = real_runs.assign(eta=real_runs["eta"].round(4))
+    for dataset, group in runs.groupby("dataset"):
+        if group["n"].nunique() != 1:
+            raise ValueError(f"{dataset}: eta-heatmap runs mix sizes n = {sorted(group['n'].unique())}")
+    labels = _dataset_labels(runs)
+    datasets = list(labels)
+    etas = np.asarray(sorted(runs["eta"].unique()))
+    panels = {"train_loss": "train loss (noisy fine-tuning set)", "test_loss": "test loss"}
+    grids = [metrics.cell_grid(runs, "eta", "dataset", metric, x_values=etas, y_values=datasets) for metric in panels]
+    fig, axes = plt.subplots(
+        2, 1, figsize=(max(8.0, 0.55 * len(etas) + 3), 2 * (0.55 * len(datasets) + 1.4)), layout="constrained"
+    )
+    x_edges, y_edges = np.arange(len(etas) + 1) - 0.5, np.arange(len(datasets) + 1) - 0.5
+    for ax, grid, label in zip(axes, grids, panels.values()):
+        mesh = style.grid_panel(ax, x_edges, y_edges, grid, label)
+        for (i, j), value in np.ndenumerate(grid.values.filled(np.nan)):
+            if np.isfinite(value):
+                shade = mesh.norm(value)
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="black" if shade > 0.6 else "white",
+                )
+        ax.set_xticks(range(len(etas)), [f"{e:.2f}" for e in etas], rotation=90)
+        ax.set_yticks(range(len(datasets)), [labels[d] for d in datasets], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(r"label-noise rate $\eta$")
+        ax.set_title(label)
+    handles = style.diverged_handle(grids)
+    if handles:
+        style.figure_legend(fig, handles, ncols=1)
+    fig.suptitle("Real data: loss after fine-tuning the final layer's query and key")
+    note = (
+        f"n = {', '.join(str(int(v)) for v in sorted(runs['n'].unique()))} fine-tuning samples, "
+        f"mean over {style.seeds_note(runs)}; rows say which dataset and backbone were used"
+    )
+    style.save(fig, stem, note)
+
+
+@plt.rc_context(style.STYLE)
+def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFrame, stem: style.PathLike) -> None:
+    """Figure 9: mean max final-layer attention from position 0 vs epoch, one panel per dataset,
+    one line per (n, eta) (colour = n, line style = eta), mean over seeds with status ok."""
+    ok, n_excluded = style.ok_runs(real_runs)
+    trace = real_attention[real_attention["run_id"].isin(ok["run_id"])]
+    style.require_finite(trace, ["max_attention"], "real-data attention")
+    trace = trace.assign(eta=trace["eta"].round(4))
+    labels = {k: v.replace("\n", " ") for k, v in _dataset_labels(real_runs).items() if k in set(trace["dataset"])}
+    ns = sorted(trace["n"].unique())
+    etas = sorted(trace["eta"].unique())
+    colours = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(ns)))))
+    styles = dict(zip(etas, ["-", "--", ":", "-."] * (len(etas) // 4 + 1)))
+    ncols = min(3, max(1, len(labels)))
+    nrows = -(-len(labels) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows), squeeze=False, sharey=True, layout="constrained"
+    )
+    curves = metrics.attention_curves(trace)
+    for ax, (dataset, label) in zip(axes.flat, labels.items()):
+        for (n, eta), line in curves.loc[dataset].groupby(level=["n", "eta"]):
+            ax.plot(line.index.get_level_values("epoch"), line.to_numpy(), color=colours[n], ls=styles[eta], lw=1.2)
+        ax.set_title(textwrap.fill(label, 48), fontsize=8)
+        ax.set_xlabel("epoch")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("mean max attention\nfrom position 0")
+    for ax in axes.flat[len(labels) :]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], color=colours[n], lw=2, label=f"n = {n}") for n in ns]
+    handles += [Line2D([], [], color="0.3", ls=styles[e], label=f"$\\eta$ = {e:g}") for e in etas]
+    style.figure_legend(fig, handles, ncols=len(handles))
+    fig.suptitle("Real data: final-layer attention concentration during fine-tuning")
+    note = f"mean over {style.seeds_note(ok)} and over samples and heads" + style.excluded_note(n_excluded)
+    style.save(fig, stem, note)

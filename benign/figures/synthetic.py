@@ -1,0 +1,311 @@
+"""Figures of the synthetic experiments: the token projection (Figure 1), softmax dynamics
+(Figures 3 and 6), loss heatmaps (Figures 5 and 7) and delayed generalization."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patheffects import withStroke
+
+from benign import metrics, registry
+from benign.figures.style import (
+    IRRELEVANT_STYLE,
+    NORM,
+    STYLE,
+    TOKEN_STYLES,
+    PathLike,
+    diverged_handle,
+    edges,
+    excluded_note,
+    figure_legend,
+    grid_panel,
+    ok_runs,
+    panel_grid,
+    require_finite,
+    save,
+    seeds_note,
+    settings_note,
+)
+from benign.synthetic import SyntheticConfig
+from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting
+from benign.token_projection import projection_accuracy
+
+# ---------------------------------------------------------------- Figure 1
+
+
+@plt.rc_context(STYLE)
+def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike) -> None:
+    """Figure 1: the token each input selects, projected on (mu_{-1}, mu_{+1}); train top, test bottom.
+
+    ``points`` is ``benign.token_projection.token_projection(cfg, lambdas)``.
+    """
+    accuracy = projection_accuracy(points).set_index("setting")
+    settings = list(accuracy.index)
+    fig, axes = panel_grid(2, len(settings), 3.2, 6.4)
+    colours = {1: "tab:blue", -1: "tab:orange"}
+    for j, setting in enumerate(settings):
+        lam = accuracy.loc[setting, "lam"]
+        for i, split in enumerate(("train", "test")):
+            ax = axes[i, j]
+            sub = points[(points["setting"] == setting) & (points["split"] == split)]
+            for label, colour in colours.items():
+                for noisy, marker, size in ((False, "o", 14), (True, "X", 40)):
+                    pts = sub[(sub["label_true"] == label) & (sub["noisy"] == noisy)]
+                    ax.scatter(
+                        pts["proj_neg"],
+                        pts["proj_pos"],
+                        c=colour,
+                        marker=marker,
+                        s=size,
+                        edgecolors="black" if noisy else "none",
+                        linewidths=0.5,
+                        alpha=0.8,
+                    )
+            # the fixed head nu scores a token by <x, mu_{+1}> - <x, mu_{-1}>: the diagonal
+            ax.axline((0.0, 0.0), slope=1.0, color="0.35", ls="--", lw=0.9, zorder=0)
+            acc = accuracy.loc[setting, f"{split}_acc"]
+            head = f"{REGIME_LABELS.get(setting, setting)} ($\\lambda$ = {lam:g})\n" if i == 0 else ""
+            ax.set_title(f"{head}{split}: accuracy {acc:.2f}")
+            if i == 1:
+                ax.set_xlabel(r"$\langle x_{\rm sel}, \mu_{-1}\rangle / \Vert\mu\Vert$")
+            if j == 0:
+                ax.set_ylabel(f"{split} set\n" + r"$\langle x_{\rm sel}, \mu_{+1}\rangle / \Vert\mu\Vert$")
+    fig.suptitle("Token selected by a hand-set query (W = I), projected onto the class signals")
+    handles = [
+        Line2D([], [], ls="", marker="o", color=colours[1], label="true label +1"),
+        Line2D([], [], ls="", marker="o", color=colours[-1], label="true label −1"),
+        Line2D([], [], ls="", marker="X", color="0.5", markeredgecolor="black", label="training label flipped"),
+        Line2D([], [], ls="--", color="0.35", label="decision boundary of the fixed head (all panels)"),
+    ]
+    figure_legend(fig, handles, ncols=4)
+    note = (
+        f"n = {cfg.n} train / {cfg.n_test} test, T = {cfg.T}, d = {cfg.d}, {NORM} = {cfg.signal_norm:g}, "
+        f"$\\rho$ = {cfg.rho:g}, $\\eta$ = {cfg.eta:g}, $\\sigma$ = {cfg.sigma:g}, seed {cfg.seed}; "
+        r"p = $\mu_{+1} + \mu_{-1} + \lambda \sum_i \varepsilon_i$ (noise of token 2 for flipped samples, token 0 otherwise); "
+        "train accuracy against the flipped labels"
+    )
+    save(fig, stem, note)
+
+
+# ---------------------------------------------------------------- softmax dynamics
+
+
+@plt.rc_context(STYLE)
+def softmax_dynamics(
+    runs: pd.DataFrame,
+    attention: pd.DataFrame,
+    stem: PathLike,
+    model: str = "token",
+    settings: Sequence[str] = ("benign", "harmful", "not_overfitting"),
+) -> None:
+    """Figures 3 and 6: per-token softmax vs step for one clean and one noisy training sample.
+
+    One column per named setting (``runs.setting``) of ``model``; each uses its lowest-seed
+    run with status ok, and the lowest-index clean and noisy samples of that run.
+    """
+    runs = runs[(runs["model"] == model) & runs["setting"].isin(settings)]
+    attention = attention[attention["run_id"].isin(runs["run_id"])]
+    has_cls = bool((attention["token"] == -1).any())
+    fig, axes = panel_grid(2, len(settings), 3.4, 5.6)
+    chosen = []
+    for j, setting in enumerate(settings):
+        candidates, _ = ok_runs(runs[runs["setting"] == setting])
+        axes[0, j].set_title(REGIME_LABELS.get(setting, setting))
+        if candidates.empty:
+            for ax in axes[:, j]:
+                ax.text(0.5, 0.5, "no run with status ok", ha="center", va="center", transform=ax.transAxes)
+            continue
+        run = candidates.sort_values("seed").iloc[0]
+        chosen.append(run)
+        axes[0, j].set_title(
+            f"{REGIME_LABELS.get(setting, setting)}\nd = {run['d']}, {NORM} = {run['signal_norm']:g} (SNR = {run['snr']:.3f})"
+        )
+        trace = attention[attention["run_id"] == run["run_id"]]
+        require_finite(trace, ["probability"], f"attention of run {run['run_id']}")
+        for i, noisy in enumerate((False, True)):
+            ax = axes[i, j]
+            samples = trace.loc[trace["noisy"] == noisy, "sample"]
+            kind = "noisy" if noisy else "clean"
+            if samples.empty:
+                ax.text(0.5, 0.5, f"no {kind} sample", ha="center", va="center", transform=ax.transAxes)
+                continue
+            sample = int(samples.min())
+            probs = trace[trace["sample"] == sample].pivot(index="step", columns="token", values="probability")
+            for token in probs.columns:
+                style = TOKEN_STYLES.get(token, IRRELEVANT_STYLE)
+                ax.plot(
+                    probs.index,
+                    probs[token],
+                    **{k: v for k, v in style.items() if k != "label"},
+                    zorder=3 if token in TOKEN_STYLES else 2,
+                )
+            ax.text(0.98, 0.95, f"{kind} sample #{sample}", ha="right", va="top", transform=ax.transAxes, fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("gradient step")
+    for i, kind in enumerate(("clean", "noisy (flipped label)")):
+        axes[i, 0].set_ylabel(f"{kind} sample\nsoftmax probability")
+    axes[0, 0].set_ylim(-0.02, 1.02)
+    handles = [Line2D([], [], **s) for t, s in TOKEN_STYLES.items() if t >= 0 or has_cls] + [
+        Line2D([], [], **IRRELEVANT_STYLE)
+    ]
+    figure_legend(fig, handles, ncols=len(handles))
+    fig.suptitle(f"Softmax over tokens during training, {registry.label(model)}")
+    chosen_df = pd.DataFrame(chosen) if chosen else runs
+    note = settings_note(chosen_df, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
+    if chosen:
+        note += f"; seed {', '.join(str(int(s)) for s in chosen_df['seed'].unique())}"
+    if has_cls:
+        note += "; attention of [CLS] over the input tokens and itself"
+    save(fig, stem, note)
+
+
+# ---------------------------------------------------------------- loss heatmaps
+
+
+@plt.rc_context(STYLE)
+def loss_heatmap(
+    runs: pd.DataFrame,
+    stem: PathLike,
+    c1: float,
+    c2: float,
+    setting: str = "heatmap",
+    model: str = "token",
+) -> None:
+    """Figures 5 and 7: final train/test loss and accuracy over (d, ||mu||), mean over seeds,
+    with the regime boundaries ||mu|| = c1 sqrt(d/n) and ||mu|| = c2 d^{1/4} overlaid."""
+    runs = runs[(runs["model"] == model) & (runs["setting"] == setting)]
+    if runs.empty:
+        raise ValueError(f"no runs of model {model!r} with setting {setting!r}")
+    ns = runs["n"].unique()
+    if len(ns) != 1:
+        raise ValueError(f"heatmap runs mix training-set sizes {sorted(ns)}; the boundary needs one n")
+    n = int(ns[0])
+    panels = {
+        "train_loss": "final train loss",
+        "test_loss": "final test loss",
+        "train_acc": "final train accuracy (noisy labels)",
+        "test_acc": "final test accuracy",
+    }
+    fig, axes = plt.subplots(2, 2, figsize=(10, 8), sharex=True, sharey=True, layout="constrained")
+    grids = [metrics.cell_grid(runs, "d", "signal_norm", metric) for metric in panels]
+    x_edges, y_edges = edges(grids[0].x), edges(grids[0].y)
+    d_line = np.linspace(x_edges[0], x_edges[-1], 200)
+    for ax, grid, label in zip(axes.flat, grids, panels.values()):
+        grid_panel(ax, x_edges, y_edges, grid, label)
+        outline = [withStroke(linewidth=3.2, foreground="black")]
+        ax.plot(d_line, boundary_not_overfitting(d_line, n, c1), color="white", lw=1.8, path_effects=outline)
+        ax.plot(d_line, boundary_harmful(d_line, c2), color="white", lw=1.8, ls="--", path_effects=outline)
+        ax.set_ylim(y_edges[0], y_edges[-1])
+        ax.set_xlim(x_edges[0], x_edges[-1])
+        ax.set_title(label)
+    for ax in axes[-1]:
+        ax.set_xlabel("token dimension d")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"signal norm {NORM}")
+    handles = [
+        Line2D(
+            [], [], color="0.2", lw=1.8, label=f"{NORM} = $c_1\\sqrt{{d/n}}$, $c_1$ = {c1:g} (above: not overfitting)"
+        ),
+        Line2D(
+            [], [], color="0.2", lw=1.8, ls="--", label=f"{NORM} = $c_2 d^{{1/4}}$, $c_2$ = {c2:g} (below: harmful)"
+        ),
+    ] + diverged_handle(grids)
+    figure_legend(fig, handles, ncols=len(handles))
+    fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
+    note = (
+        f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
+        + settings_note(runs, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
+        + "; a cell with any diverged or non-finite run is masked"
+    )
+    save(fig, stem, note)
+
+
+# ---------------------------------------------------------------- delayed generalization
+
+
+@plt.rc_context(STYLE)
+def delayed_generalization(
+    runs: pd.DataFrame,
+    curves: pd.DataFrame,
+    stem: PathLike,
+    setting: str = "delayed",
+    model: str = "token",
+    test_threshold: float = 0.9,
+) -> None:
+    """Delayed generalization (the paper's Section 4 claim), two panels over gradient steps (log x axis), mean over seeds with a min-max band.
+    Top: train accuracy (all, clean, flipped labels fitted) and test accuracy, with the steps at
+    which the training set is first fitted and test accuracy first reaches ``test_threshold``.
+    Bottom: train and test loss, with the token model's loss floor: in this model the fixed head
+    classifies the uniform-attention mean token well from step 0, so what generalization adds
+    after the fit shows in the test loss (the margin), which the panel quantifies."""
+    selected = runs[(runs["model"] == model) & (runs["setting"] == setting)]
+    ok, n_excluded = ok_runs(selected)
+    if ok.empty:
+        raise ValueError(f"no run with status ok for model {model!r}, setting {setting!r}")
+    lines = {
+        "train_acc": ("train accuracy (all, noisy labels)", "tab:blue", "-"),
+        "train_acc_clean": ("train accuracy, clean samples", "tab:green", "-"),
+        "train_acc_noisy": ("flipped labels fitted", "tab:red", "-"),
+        "test_acc": ("test accuracy", "black", "-"),
+    }
+    losses = {"train_loss": ("train loss (noisy labels)", "tab:blue", "-"), "test_loss": ("test loss", "black", "-")}
+    c = curves[curves["run_id"].isin(ok["run_id"]) & (curves["step"] > 0)]
+    require_finite(c, list(lines) + list(losses), "delayed-generalization curves")
+    stats = metrics.step_band(c, list(lines) + list(losses))
+    milestones = metrics.delayed_milestones(c)
+    fig, (ax, lx) = plt.subplots(2, 1, figsize=(6.4, 6.6), sharex=True, layout="constrained", height_ratios=[1.1, 1])
+    for target_ax, group in ((ax, lines), (lx, losses)):
+        for metric, (label, colour, ls) in group.items():
+            target_ax.plot(stats.index, stats[(metric, "mean")], color=colour, ls=ls, lw=1.6, label=label)
+            target_ax.fill_between(
+                stats.index, stats[(metric, "min")], stats[(metric, "max")], color=colour, alpha=0.15, lw=0
+            )
+    for metric, level, text in (
+        ("train_acc", 1.0, "training set fitted"),
+        ("test_acc", test_threshold, f"test accuracy ≥ {test_threshold:g}"),
+    ):
+        step = metrics.first_step(stats[(metric, "mean")], level)
+        if step is not None:
+            for target_ax in (ax, lx):
+                target_ax.axvline(step, color=lines[metric][1], ls=":", lw=1.0)
+            ax.annotate(
+                f"{text}\n(step {step})",
+                (step, 0.02),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                ha="right",
+                va="bottom",
+                fontsize=7,
+                color=lines[metric][1],
+            )
+    ax.set_xscale("log")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7, loc="center right", framealpha=0.9)
+    if model in registry.MODELS and registry.MODELS[model].fixed_head:
+        floor = metrics.TOKEN_LOSS_FLOOR
+        lx.axhline(floor, color="0.4", ls="--", lw=1.0, label=f"loss floor log(1+e^(-1/√2)) = {floor:.3f}")
+    m = milestones
+    if m["fit_step"] is not None:
+        text = (f"test loss {m['test_loss_fit']:.3f} when the training set is fitted (step {m['fit_step']}),\n"
+                f"{m['test_loss_last']:.3f} at step {m['last_step']}; test accuracy {m['test_acc_first']:.3f} "
+                f"at step {m['first_step']}, {m['test_acc_last']:.3f} at the end")  # fmt: skip
+    else:
+        text = f"training set not fitted by step {m['last_step']}; test loss {m['test_loss_last']:.3f} at the end"
+    lx.text(0.02, 0.1, text, transform=lx.transAxes, fontsize=7, va="bottom",
+            path_effects=[withStroke(linewidth=3, foreground="white")])  # fmt: skip
+    lx.set_xlabel("gradient step (log scale)")
+    lx.set_ylabel("logistic loss")
+    lx.legend(fontsize=7, loc="upper right", framealpha=0.9)
+    row = ok.iloc[0]
+    ax.set_title(f"Delayed generalization, {registry.label(model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
+    note = (
+        f"mean over {seeds_note(ok)}, band = min to max; "
+        + settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps", "mlp_dim"])
+        + excluded_note(n_excluded)
+    )
+    save(fig, stem, note)

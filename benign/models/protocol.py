@@ -1,0 +1,45 @@
+"""What the trainer asks of a synthetic model (benign.trainer): the ``ModelBatch`` protocol.
+
+A model is one module, named in ``benign.registry.MODELS``, that defines
+- ``Batch``: a class implementing ``ModelBatch``, built as
+  ``Batch(data, lrs=..., device=..., dtype=..., seed=..., **options, **run_keys)`` from the
+  shared :class:`benign.models.data.BatchData` of B runs, their learning rates, the seed of
+  their initialisation, the registry entry's ``options`` and the model's own run keys (the
+  encoder's ``mlp_dim``);
+- ``CPU_DTYPE``: the floating-point type it trains in on a CPU (float32 elsewhere).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+
+
+class ModelBatch(Protocol):
+    """B runs of one model, trained together by full-batch gradient descent."""
+
+    y: torch.Tensor  # (B, n) labels trained on, on the model's device
+    y_test: torch.Tensor  # (n_test,) clean test labels, on the model's device
+    noisy: torch.Tensor  # (B, n) bool, on the CPU: the label trained on is flipped
+
+    def step(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """One gradient-descent step of every run; returns (f (B, n), attention (B, n, tokens))
+        on the training set before the update."""
+        ...
+
+    def outputs_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(f, attention) on the training set, as :meth:`step` returns them, without a step."""
+        ...
+
+    def outputs_test(self) -> torch.Tensor:
+        """f on the clean test set, (B, n_test)."""
+        ...
+
+    def state(self) -> dict[str, torch.Tensor]:
+        """Everything the runs need to continue exactly: a checkpoint (tensors only)."""
+        ...
+
+    def load_state(self, state: dict[str, torch.Tensor]) -> None:
+        """Continue from :meth:`state`."""
+        ...

@@ -1,0 +1,125 @@
+"""Job fingerprints come from what each job imports (benign/fingerprint.py), so an edit reruns
+exactly the jobs that run the edited module.
+
+Two kinds of check:
+- the default config's whole DAG, marked done without running anything (``--touch`` over empty
+  outputs, which records the jobs' params), then a module edited in a copy and dry-run: only the
+  jobs that import it are scheduled;
+- each job's entry point run for real in a fresh interpreter: every ``benign`` module it loads
+  is in its fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
+
+from benign import fingerprint, registry
+
+TRAINING = {"train_synthetic", "train_real", "features_real", "fetch_dataset", "token_projection_points"}
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    """A copy of the repository whose default DAG is marked complete (no job has run)."""
+    repo = copy_repo(tmp_path_factory.mktemp("touched") / "repo")
+    # Touching jobs records their params (the outputs do not exist yet, so every job counts);
+    # then the outputs are made, empty, and touched in the DAG's order.
+    assert snakemake(repo, "--touch", "--cores", "1").returncode == 0
+    out = snakemake(repo, "--detailed-summary")
+    assert out.returncode == 0, out.stderr[-3000:]
+    for line in out.stdout.splitlines()[1:]:
+        path = repo / line.split("\t")[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    out = snakemake(repo, "--touch", "--cores", "1")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert planned_jobs(repo) == {}
+    assert "missing provenance" not in snakemake(repo, "-n").stdout
+    return repo
+
+
+def edited(done, tmp_path, module: str):
+    repo = tmp_path / "repo"
+    shutil.copytree(done, repo, symlinks=True)
+    path = repo / "benign" / module
+    path.write_text(path.read_text() + "\n# edited\n")
+    return planned_jobs(repo)
+
+
+def test_editing_theory_reruns_no_training_job(done, tmp_path):
+    jobs = edited(done, tmp_path, "theory.py")
+    assert jobs and not TRAINING & set(jobs), jobs  # figures and tables only
+    assert "figure_loss_heatmap" in jobs and "table_synthetic_regimes" in jobs
+
+
+def test_editing_a_config_message_reruns_nothing(done, tmp_path):
+    assert edited(done, tmp_path, "config/validate.py") == {}
+
+
+@pytest.mark.parametrize("module", ["figures/synthetic.py", "tables/real.py", "metrics.py"])
+def test_editing_figures_or_tables_reruns_no_training_job(done, tmp_path, module):
+    jobs = edited(done, tmp_path, module)
+    assert jobs and not TRAINING & set(jobs), jobs
+
+
+def test_editing_the_encoder_reruns_only_the_encoder_jobs(done, tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(done, repo, symlinks=True)
+    path = repo / "benign/models/encoder.py"
+    path.write_text(path.read_text() + "\n# edited\n")
+    dry = snakemake(repo, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    trained = set(re.findall(r"wildcards: job=(\S+)", dry.stdout + dry.stderr))
+    assert trained and all(job.startswith("encoder_") for job in trained), trained
+    assert not {"train_real", "features_real"} & set(planned_jobs(repo))
+
+
+PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+{body}
+print(json.dumps(sorted(m for m in sys.modules if m == "benign" or m.startswith("benign."))))
+"""
+
+
+def loaded(body: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(root=str(ROOT), body=body)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("name", list(registry.MODELS))
+def test_a_training_job_loads_only_modules_of_its_fingerprint(name):
+    """Train one tiny run of each model as the training script does; every module loaded,
+    the model picked by name included, is covered."""
+    keys = {"mlp_dim": 4} if "mlp_dim" in registry.MODELS[name].run_keys else {}
+    body = (
+        "from benign.io import log_to\nfrom benign.schema import ATTENTION, CURVES, RUNS, write_parquet\n"
+        "from benign.trainer import RunSpec, train_runs\n"
+        f"train_runs([RunSpec(model={name!r}, d=6, n=4, n_test=4, steps=3, **{keys!r})], device='cpu')"
+    )
+    covered = set(fingerprint.closure(ROOT / "workflow/scripts/train_synthetic.py", registry.MODELS[name].module))
+    assert loaded(body) <= covered, loaded(body) - covered
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "workflow/scripts").glob("*.py")), ids=lambda p: p.stem)
+def test_every_script_imports_only_modules_of_its_fingerprint(script):
+    """Every script's imports, executed: nothing loaded that its fingerprint leaves out."""
+    imports = "\n".join(line for line in script.read_text().splitlines() if line.startswith(("import ", "from ")))
+    covered = set(fingerprint.closure(script))
+    assert loaded(imports) <= covered, loaded(imports) - covered
+
+
+def test_closure_follows_imports_and_parent_packages():
+    names = fingerprint.closure("benign.models.encoder")
+    assert {"benign", "benign.models", "benign.models.data", "benign.speed.deferred", "benign.synthetic"} <= set(names)
+    assert "benign.theory" not in names and "benign.config.validate" not in names

@@ -1,0 +1,28 @@
+"""The smoke config's Parquet tables equal a stored copy (tests/fixtures/smoke_tables/), made
+before the library was reorganised into its registry, models, speed and config modules: the
+reorganisation changed no number. A stored file's name is its path under results/, with "__"
+for "/". Wall times, devices and code fingerprints are left out; floats
+are compared to float32 rounding, so that another CPU's BLAS kernels do not fail the check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from smoke_run import local_smoke_run
+
+STORED = Path(__file__).parent / "fixtures" / "smoke_tables"
+VOLATILE = ["wall_time_s", "device", "code_version"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stored", sorted(STORED.glob("*.parquet")), ids=lambda p: p.stem)
+def test_smoke_tables_equal_the_stored_copy(tmp_path_factory, stored):
+    repo, _ = local_smoke_run(tmp_path_factory)
+    new = pd.read_parquet(repo / "results" / (stored.stem.replace("__", "/") + ".parquet"))
+    old = pd.read_parquet(stored)
+    assert list(new.columns) == list(old.columns)
+    new, old = (df.drop(columns=[c for c in VOLATILE if c in df]) for df in (new, old))
+    assert len(new) == len(old)
+    pd.testing.assert_frame_equal(new, old, check_exact=False, rtol=1e-5, atol=1e-6)
