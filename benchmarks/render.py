@@ -119,7 +119,9 @@ def table(folder: Path) -> str:
         mem = f"{r['peak_memory']['ru_maxrss_mb']:,.0f}"
         if "cuda_max_memory_allocated_mb" in r["peak_memory"]:
             mem += f" (GPU {r['peak_memory']['cuda_max_memory_allocated_mb']:,.0f})"
-        rows.append(f"| {name} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |")
+        rows.append(
+            f"| {name}{{cpu:{m.get('processor', '')}}} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |"
+        )
     if not rows:
         return ""
     machines = [
@@ -128,6 +130,12 @@ def table(folder: Path) -> str:
     any_r = next((m for m in machines if m), None)
     if any_r is None:
         return "\n".join(rows)
+    # Rows measured on other CPUs than the first say so (the machine changes between runs).
+    processors = [m.get("processor", "") for m in machines if m]
+    rows = [
+        re.sub(r"\{cpu:([^}]*)\}", lambda g: "" if g.group(1) == processors[0] else f" ({g.group(1)})", row)
+        for row in rows
+    ]
     where = any_r.get("cuda_device") or f"{any_r['processor']}, {any_r['cpu_count']} CPUs"
     head = (
         f"Machine: {where}; torch {any_r['torch_version']}; device {any_r['device']}.\n\n"

@@ -49,6 +49,12 @@ RUNS = pa.schema(
         ("n_noisy", pa.int64()),
         *METRICS,
         ("regime", pa.string()),  # not_overfitting / benign / harmful, null unless status ok
+        # milestones (benign.milestones): a step, and whether it is censored at the horizon
+        *[
+            (f"{name}_{part}", kind)
+            for name in ("fit_noisy", "fit_all", "generalized")
+            for part, kind in (("step", pa.float64()), ("censored", pa.bool_()))
+        ],  # fmt: skip
         ("status", pa.string()),  # ok / diverged
         ("wall_time_s", pa.float64()),  # the run's share of its batch's wall time
         ("device", pa.string()),

@@ -110,3 +110,28 @@ def assign_regimes(runs, fit_threshold: float = 1.0, test_threshold: float = 0.9
     regimes = classify_regimes(runs["train_acc_noisy"], runs["test_acc"], fit_threshold, test_threshold)
     runs["regime"] = regimes.where(runs["status"] == "ok", None)
     return runs
+
+
+def regimes_at(curves: pd.DataFrame, horizons, fit_threshold: float = 1.0, test_threshold: float = 0.9) -> pd.DataFrame:
+    """Each run's regime at each horizon, read from its logged curve: the label of its last
+    logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
+    run_id, horizon, step (the logged step used) and regime; a horizon before a run's first
+    logged step is left out."""
+    curves = curves.sort_values(["run_id", "step"])
+    rows = []
+    for horizon in horizons:
+        upto = curves[curves["step"] <= horizon]
+        last = upto.groupby("run_id", sort=False).tail(1)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "run_id": last["run_id"].to_numpy(),
+                    "horizon": int(horizon),
+                    "step": last["step"].to_numpy(),
+                    "regime": classify_regimes(
+                        last["train_acc_noisy"], last["test_acc"], fit_threshold, test_threshold
+                    ),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)

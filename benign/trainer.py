@@ -78,6 +78,7 @@ class RunSpec(synthetic.SyntheticConfig):
 
 
 MODEL_KEYS = ("mlp_dim",)  # RunSpec fields that are some model's own run keys
+MILESTONES = ("fit_noisy", "fit_all", "generalized")  # columns set when runs are gathered
 
 
 def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
@@ -228,6 +229,8 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
         for k in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"):
             row[k] = float(m[k]) if finite else float("nan")
         row["regime"] = None  # thresholds of the config: set when runs are gathered
+        for name in MILESTONES:  # likewise (benign.milestones.annotate)
+            row[f"{name}_step"], row[f"{name}_censored"] = float("nan"), None
         if not finite:
             log.warning("run %s diverged (non-finite loss at the last step); marked 'diverged'", s.run_id)
         rows.append(row)

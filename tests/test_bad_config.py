@@ -61,35 +61,43 @@ BAD = [
     ),
     (
         "grid-empty",
-        "synthetic: {token: {heatmap: {signal_norm: []}}}",
-        ["synthetic.token.heatmap.signal_norm", "[]", "must not be empty"],
+        "synthetic: {token: {sweeps: {heatmap: {axes: {signal_norm: []}}}}}",
+        ["synthetic.token.sweeps.heatmap.axes.signal_norm", "[]", "must not be empty"],
     ),
     (
         "grid-duplicates",
-        "synthetic: {encoder: {heatmap: {d: [8, 16, 8]}}}",
-        ["synthetic.encoder.heatmap.d", "[8, 16, 8]", "repeated: [8]"],
+        "synthetic: {encoder: {sweeps: {heatmap: {axes: {d: [8, 16, 8]}}}}}",
+        ["synthetic.encoder.sweeps.heatmap.axes.d", "[8, 16, 8]", "repeated: [8]"],
     ),
     (
         "grid-stop-below-start",
-        "synthetic: {token: {heatmap: {d: {start: 60, stop: 20, step: 20}}}}",
-        ["synthetic.token.heatmap.d", "stop (20) is below start (60)"],
+        "synthetic: {token: {sweeps: {heatmap: {axes: {d: {start: 60, stop: 20, step: 20}}}}}}",
+        ["synthetic.token.sweeps.heatmap.axes.d", "stop (20) is below start (60)"],
     ),
     (
         "grid-step-zero",
-        "synthetic: {token: {heatmap: {d: {start: 20, stop: 60, step: 0}}}}",
-        ["synthetic.token.heatmap.d.step", "= 0:", "must be > 0"],
+        "synthetic: {token: {sweeps: {heatmap: {axes: {d: {start: 20, stop: 60, step: 0}}}}}}",
+        ["synthetic.token.sweeps.heatmap.axes.d.step", "= 0:", "must be > 0"],
     ),
     (
         "grid-step-negative",
-        "synthetic: {token: {heatmap: {d: {start: 20, stop: 60, step: -20}}}}",
-        ["synthetic.token.heatmap.d.step", "-20", "must be > 0"],
+        "synthetic: {token: {sweeps: {heatmap: {axes: {d: {start: 20, stop: 60, step: -20}}}}}}",
+        ["synthetic.token.sweeps.heatmap.axes.d.step", "-20", "must be > 0"],
     ),
     (
         "grid-not-a-grid",
-        "synthetic: {token: {heatmap: {d: 40}}}",
-        ["synthetic.token.heatmap.d", "= 40:", "a list of values or an inclusive {start, stop, step} range"],
+        "synthetic: {token: {sweeps: {heatmap: {axes: {d: 40}}}}}",
+        [
+            "synthetic.token.sweeps.heatmap.axes.d",
+            "= 40:",
+            "a list of values or an inclusive {start, stop, step} range",
+        ],
     ),
-    ("grid-d-fractional", "synthetic: {encoder: {heatmap: {d: [8, 12.5]}}}", ["d = 12.5", "must be an integer"]),
+    (
+        "grid-d-fractional",
+        "synthetic: {encoder: {sweeps: {heatmap: {axes: {d: [8, 12.5]}}}}}",
+        ["d = 12.5", "must be an integer"],
+    ),
     (
         "unknown-model-key",
         "synthetic: {token: {learning_rate: 0.1}}",
@@ -113,8 +121,8 @@ BAD = [
     ),
     (
         "duplicate-heatmap-seeds",
-        "synthetic: {encoder: {heatmap: {seeds: [3, 3]}}}",
-        ["synthetic.encoder.heatmap.seeds", "[3, 3]", "repeated: [3]"],
+        "synthetic: {encoder: {sweeps: {heatmap: {seeds: [3, 3]}}}}",
+        ["synthetic.encoder.sweeps.heatmap.seeds", "[3, 3]", "repeated: [3]"],
     ),
     (
         "seed-fractional",
@@ -123,8 +131,8 @@ BAD = [
     ),
     (
         "seed-string",
-        "synthetic: {token: {heatmap: {seeds: [a]}}}",
-        ["synthetic.token.heatmap.seeds[0]", "'a'", "must be an integer"],
+        "synthetic: {token: {sweeps: {heatmap: {seeds: [a]}}}}",
+        ["synthetic.token.sweeps.heatmap.seeds[0]", "'a'", "must be an integer"],
     ),
     (
         "seeds-empty",
@@ -165,6 +173,47 @@ BAD = [
         "checkpoint-every-negative",
         "synthetic: {checkpoint_every: -1}",
         ["synthetic.checkpoint_every", "-1", "must be >= 0"],
+    ),
+    # named sweeps
+    (
+        "sweep-unknown-axis",
+        "synthetic: {token: {sweeps: {atlas: {axes: {width: [1, 2]}, seeds: [1]}}}}",
+        ["synthetic.token.sweeps.atlas.axes.width", "unknown key", "d, signal_norm, n, eta, T, rho, lr"],
+    ),
+    (
+        "sweep-empty-range",
+        "synthetic: {token: {sweeps: {atlas: {axes: {n: []}, seeds: [1]}}}}",
+        ["synthetic.token.sweeps.atlas.axes.n", "[]", "must not be empty"],
+    ),
+    (
+        "sweep-duplicate-values",
+        "synthetic: {token: {sweeps: {atlas: {axes: {signal_norm: [5, 5]}, seeds: [1]}}}}",
+        ["synthetic.token.sweeps.atlas.axes.signal_norm", "repeated: [5]"],
+    ),
+    (
+        "sweep-logging-past-horizon",
+        "synthetic: {token: {sweeps: {atlas: {axes: {d: [20]}, seeds: [1], steps: 10, log_points: 20}}}}",
+        ["synthetic.token.sweeps.atlas.log_points", "= 20:", "horizon of 10 steps"],
+    ),
+    (
+        "sweep-fixed-is-an-axis",
+        "synthetic: {token: {sweeps: {atlas: {axes: {d: [20]}, fixed: {d: 30}, seeds: [1]}}}}",
+        ["synthetic.token.sweeps.atlas.fixed.d", "= 30:", "is an axis of this sweep"],
+    ),
+    (
+        "sweep-heatmap-axes",
+        "synthetic: {token: {sweeps: {heatmap: {axes: {n: [10, 20]}, seeds: [1]}}}}",
+        ["synthetic.token.sweeps.heatmap.axes", "exactly those axes"],
+    ),
+    (
+        "boundary-fits-unknown-sweep",
+        "synthetic: {boundary_fits: {sweeps: [atlas_x]}}",
+        ["synthetic.boundary_fits.sweeps", "'atlas_x' is not a sweep of synthetic.token"],
+    ),
+    (
+        "boundary-fits-past-the-horizon",
+        "synthetic: {boundary_fits: {horizons: [100, 5000]}}",
+        ["synthetic.boundary_fits.horizons", "[100, 5000]", "past the 300 steps"],
     ),
     # real data (the smoke config: mnist and rotten, 80 training rows each, pretrain_size 40, n in [8, 16])
     (

@@ -18,7 +18,7 @@ def cfg(root):
 def test_paper_grid_is_39_by_39(cfg):
     jobs = plan.synthetic_jobs(cfg)
     heat = [r for job, runs in jobs.items() if job.startswith("token_heatmap") for r in runs]
-    assert len(heat) == 39 * 39 * len(cfg["synthetic"]["token"]["heatmap"]["seeds"])
+    assert len(heat) == 39 * 39 * len(cfg["synthetic"]["token"]["sweeps"]["heatmap"]["seeds"])
     assert {r["d"] for r in heat} == set(range(250, 5001, 125))
     assert min(r["signal_norm"] for r in heat) == 5 and max(r["signal_norm"] for r in heat) == 100
 

@@ -31,7 +31,7 @@ from workflow_utils import build_tables, copy_repo, files_under, processes_in, r
 TRIALS = 5
 SEED = 20250713
 DROP = ("wall_time_s", "device")  # the only columns allowed to differ
-CRASH = "synthetic: {token: {delayed: {steps: 1000}, heatmap: {d_per_job: 3}}}\n"
+CRASH = "synthetic: {token: {delayed: {steps: 1000}, sweeps: {heatmap: {batches_per_job: 6}}}}\n"
 CONFIGS = ("config/smoke.yaml", "config/crash.yaml", "config/checkpoints.yaml")
 
 

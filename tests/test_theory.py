@@ -65,3 +65,15 @@ def test_classify_regimes_matches_scalar():
     series = theory.classify_regimes(pd.Series(fit, index=list("abcdef")), pd.Series(test, index=list("abcdef")))
     assert list(series.index) == list("abcdef")
     assert series["c"] == "harmful" and series.isna()["e"]
+
+
+def test_regimes_at_each_horizon_use_the_last_logged_step_before_it():
+    import pandas as pd
+
+    from benign.theory import regimes_at
+
+    curves = pd.DataFrame({"run_id": "r", "step": [0, 10, 100, 1000],
+                           "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_acc": [1.0, 1.0, 0.95, 0.8]})  # fmt: skip
+    got = regimes_at(curves, [5, 10, 999, 1000, 5000]).set_index("horizon")
+    assert list(got["step"]) == [0, 10, 100, 1000, 1000]
+    assert list(got["regime"]) == ["not_overfitting", "not_overfitting", "benign", "harmful", "harmful"]

@@ -6,6 +6,8 @@ so that changing a value reruns exactly the jobs that hold it.
 
 from __future__ import annotations
 
+from itertools import product
+
 from benign import registry
 from benign.config import ConfigError
 from benign.config.validate import (
@@ -15,8 +17,11 @@ from benign.config.validate import (
     check_real_grid,
     check_run,
     check_split_size,
+    check_sweep,
     grid,
-)  # fmt: skip
+)
+
+BATCH_KEYS = ("n", "T", "d", "seed")  # what a sweep's runs share to train as one batch, in the trainer's order
 
 
 def configured_models(cfg: dict) -> list[str]:
@@ -37,8 +42,8 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
 
     Every registered model with a block ``synthetic.<model>`` in the config gets jobs. Job ids:
     ``{model}_settings`` (the three named settings x seeds, attention recorded),
-    ``{model}_delayed`` (long benign runs, log-spaced curves) and ``{model}_heatmap_{k}``
-    (the sweep, chunked by ``d`` so that one job trains many runs).
+    ``{model}_delayed`` (long benign runs, log-spaced curves) and ``{model}_{sweep}_{k}`` (the
+    named sweeps of ``synthetic.<model>.sweeps``, see :func:`sweep_jobs`).
     """
     syn = cfg["synthetic"]
     jobs: dict[str, list[dict]] = {}
@@ -60,22 +65,8 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 {**base, **extra, "seed": seed, "setting": "delayed", "log_points": delayed["log_points"]}
                 for seed in delayed["seeds"]
             ]
-        hm = mcfg.get("heatmap")
-        if not hm:
-            continue
-        ds = grid(hm["d"], f"synthetic.{model}.heatmap.d")
-        norms = grid(hm["signal_norm"], f"synthetic.{model}.heatmap.signal_norm")
-        seeds = hm["seeds"]
-        if len(set(seeds)) != len(seeds):
-            raise ConfigError(f"synthetic.{model}.heatmap.seeds has duplicates: {seeds}")
-        per_job = hm.get("d_per_job", 1)
-        for k in range(0, len(ds), per_job):
-            jobs[f"{model}_heatmap_{k // per_job:02d}"] = [
-                {**base, "d": d, "signal_norm": m, "seed": seed, "setting": "heatmap"}
-                for d in ds[k : k + per_job]
-                for seed in seeds
-                for m in norms
-            ]
+        for name, sweep in mcfg.get("sweeps", {}).items():
+            jobs.update(sweep_jobs(model, name, sweep, base))
     for job, runs in jobs.items():
         for run in runs:
             check_run(
@@ -83,6 +74,30 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
             )
     return jobs
+
+
+def sweep_jobs(model: str, name: str, sweep: dict, base: dict) -> dict[str, list[dict]]:
+    """The jobs ``{model}_{name}_{k}`` of a named sweep: every combination of its axes' values
+    (docs/regimes.md#sweeps), for every seed, on the sweep's fixed values, horizon and logging.
+    Runs that share a data draw (one n, T, d and seed: a batch) train as one program, and a job
+    trains ``batches_per_job`` batches."""
+    where = f"config key synthetic.{model}.sweeps.{name}"
+    axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
+    steps = sweep.get("steps", base["steps"])
+    check_sweep(where, name, sweep, steps)
+    fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name,
+             "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
+    batches: dict[tuple, list[dict]] = {}
+    for values in product(*axes.values()):
+        for seed in sweep["seeds"]:
+            run = {**fixed, **dict(zip(axes, values)), "seed": seed}
+            batches.setdefault(tuple(run[k] for k in BATCH_KEYS), []).append(run)
+    keys = sorted(batches)
+    per_job = sweep.get("batches_per_job", 1)
+    return {
+        f"{model}_{name}_{k // per_job:02d}": [run for key in keys[k : k + per_job] for run in batches[key]]
+        for k in range(0, len(keys), per_job)
+    }
 
 
 def real_cells(cfg: dict) -> dict[str, dict]:

@@ -227,6 +227,44 @@ def check_run(run: dict, where: str) -> None:
             bad(key, f"must be a positive integer for model {run['model']!r}")
 
 
+def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
+    """Refuse a sweep whose fixed values repeat an axis, whose logging outgrows its horizon, or
+    (the sweep named heatmap, which draws the loss heatmap) whose axes are not d and signal_norm."""
+    for key in sweep.get("fixed", {}):
+        if key in sweep["axes"]:
+            raise ConfigError(
+                f"{where}.fixed.{key} = {sweep['fixed'][key]!r}: {key} is an axis of this sweep; set it in one place"
+            )
+    for key in ("log_points", "log_every"):
+        if sweep.get(key, 0) > steps:
+            raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")
+    if name == "heatmap" and set(sweep["axes"]) != {"d", "signal_norm"}:
+        raise ConfigError(
+            f"{where}.axes = {sorted(sweep['axes'])}: the heatmap sweep draws (d, signal_norm); give exactly those axes"
+        )
+
+
+def check_boundary_fits(cfg: dict) -> None:
+    """Refuse boundary fits over a model or sweeps the config does not train, or at a horizon
+    past a sweep's."""
+    fits = cfg["synthetic"].get("boundary_fits")
+    if not fits:
+        return
+    where = "config key synthetic.boundary_fits"
+    block = cfg["synthetic"].get(fits["model"])
+    if block is None:
+        raise ConfigError(f"{where}.model = {fits['model']!r}: no block synthetic.{fits['model']} in the config")
+    sweeps = block.get("sweeps", {})
+    for name in fits["sweeps"]:
+        if name not in sweeps:
+            raise ConfigError(
+                f"{where}.sweeps: {name!r} is not a sweep of synthetic.{fits['model']} ({', '.join(sweeps) or 'none'})"
+            )
+        steps = sweeps[name].get("steps", cfg["synthetic"]["defaults"]["steps"])
+        if max(fits["horizons"]) > steps:
+            raise ConfigError(f"{where}.horizons = {fits['horizons']!r}: past the {steps} steps of sweep {name!r}")
+
+
 def check_projection(cfg: dict) -> None:
     """Refuse a Figure 1 data set that cannot be drawn, before any job runs."""
     proj = {k: v for k, v in cfg["synthetic"]["projection"].items() if k != "lambdas"}

@@ -19,12 +19,14 @@ try:
     SYN_JOBS = plan.synthetic_jobs(config)
     REAL_CELLS = plan.real_cells(config)
     cv.check_projection(config)
+    cv.check_boundary_fits(config)
     for message in cv.warnings(config):
         logger.warning(f"config warning: {message}")
 except ConfigError as err:
     raise WorkflowError(f"invalid configuration:\n{err}") from None
 
 SYN = config["synthetic"]
+FITS = SYN.get("boundary_fits", {})
 MODELS = plan.configured_models(config)
 SYN_TABLES = ["runs", "curves", "attention"]
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
@@ -48,7 +50,7 @@ def artifacts(kind):
     return {
         registry.MODELS[m].artifact_prefix + kind: m
         for m in MODELS
-        if kind != "loss_heatmap" or SYN[m].get("heatmap")
+        if kind != "loss_heatmap" or "heatmap" in SYN[m].get("sweeps", {})
     }
 
 
@@ -98,6 +100,8 @@ def all_outputs():
         names.append("delayed_generalization")
     out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
     out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
+    if FITS:
+        out += [f"results/tables/regime_boundaries.{ext}" for ext in ("csv", "md")]
     if REAL_CELLS:
         out += [
             f"results/figures/{name}.{ext}"

@@ -108,3 +108,26 @@ rule table_synthetic_regimes:
         code=code("table_synthetic_regimes.py"),
     script:
         "../scripts/table_synthetic_regimes.py"
+
+
+rule table_regime_boundaries:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
+    output:
+        csv=report(
+            "results/tables/regime_boundaries.csv",
+            caption="../report/regime_boundaries.rst",
+            category="Tables",
+        ),
+        md="results/tables/regime_boundaries.md",
+    log:
+        "logs/tables/regime_boundaries.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        regime=SYN["regime"],
+        code=code("table_regime_boundaries.py"),
+    script:
+        "../scripts/table_regime_boundaries.py"

@@ -42,6 +42,7 @@ rule aggregate_synthetic:
         "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
+        milestones={**SYN["regime"], **SYN["generalization"]},
         code=code("aggregate_synthetic.py"),
     script:
         "../scripts/aggregate_synthetic.py"

@@ -1,0 +1,49 @@
+"""Boundary fits recover known laws (benign/boundaries.py)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benign.boundaries import bootstrap, power_law, transition
+
+
+def labels_from_law(a, b, c, noise=0.08, seeds=5, rng=None):
+    """Runs on a (d, n, ||mu||) grid labelled by a known transition ||mu||* = c d^a n^b, each
+    seed's label blurred by logistic noise in log ||mu||."""
+    rng = rng or np.random.default_rng(1)
+    rows = []
+    for d in (250, 500, 1000, 2000, 4000):
+        for n in (10, 20, 40, 80):
+            star = c * d**a * n**b
+            for m in star * np.geomspace(0.25, 4.0, 25):
+                for seed in range(seeds):
+                    u = rng.uniform()
+                    rows.append({"d": d, "n": n, "signal_norm": m, "seed": seed,
+                                 "above": np.log(m / star) > noise * np.log(u / (1 - u))})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_transition_of_cleanly_separated_labels_is_the_middle_of_the_gap():
+    t = transition([1, 2, 4, 8, 16, 32], [0, 0, 0, 1, 1, 1])
+    assert t.mu_star == pytest.approx(np.sqrt(4 * 8), rel=0.02) and t.steepness > 0
+    down = transition([1, 2, 4, 8, 16, 32], [1, 1, 1, 0, 0, 0])
+    assert down.mu_star == pytest.approx(np.sqrt(32), rel=0.02) and down.steepness < 0
+    assert transition([1, 2, 4], [1, 1, 1]) is None  # nothing changes: no transition
+
+
+def test_power_law_is_exact_on_exact_points():
+    points = pd.DataFrame(
+        [{"d": d, "n": n, "mu_star": 3.0 * d**0.5 * n**-0.5} for d in (100, 400, 900) for n in (10, 40)]
+    )
+    law = power_law(points)
+    assert law.c == pytest.approx(3.0) and law.a == pytest.approx(0.5) and law.b == pytest.approx(-0.5)
+    one_n = power_law(points[points.n == 10])
+    assert one_n.b is None and one_n.a == pytest.approx(0.5)
+
+
+def test_bootstrap_recovers_the_exponents_within_its_interval():
+    runs = labels_from_law(a=0.5, b=-0.5, c=2.0)
+    out = bootstrap(runs, "above", draws=60)
+    assert out["a"][0] <= 0.5 <= out["a"][1] and out["b"][0] <= -0.5 <= out["b"][1]
+    assert abs(out["fit"].a - 0.5) < 0.05 and abs(out["fit"].b + 0.5) < 0.05
+    assert out["a"][1] - out["a"][0] < 0.1  # an interval that says something
