@@ -30,7 +30,7 @@ class Transition:
 
 def transition(norms, labels) -> Transition | None:
     """The logistic transition of binary ``labels`` (one per run) along ``norms``; None where the
-    labels do not change over the range (no transition to fit)."""
+    labels do not change over the range, or the fitted midpoint lies far outside it."""
     x = np.log(np.asarray(norms, dtype=float))
     y = np.asarray(labels, dtype=float)
     if y.min() == y.max():
@@ -46,6 +46,8 @@ def transition(norms, labels) -> Transition | None:
     start = np.array([x[np.argmin(np.abs(np.cumsum(y) / y.sum() - 0.5))], 4.0 / scale * np.sign(corr or 1.0)])
     fit = minimize(loss, start, method="BFGS")
     x0, k = fit.x
+    if not x.min() - 0.5 * scale <= x0 <= x.max() + 0.5 * scale:  # a midpoint far outside the sweep: none in it
+        return None
     try:
         log_se = float(np.sqrt(max(np.linalg.inv(_hessian(loss, fit.x))[0, 0], 0.0)))
     except np.linalg.LinAlgError:

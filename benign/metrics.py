@@ -97,3 +97,18 @@ def delayed_milestones(curves: pd.DataFrame) -> dict:
 def attention_curves(trace: pd.DataFrame) -> pd.Series:
     """Mean max attention per (dataset, n, eta, epoch), over seeds, samples and heads."""
     return trace.groupby(["dataset", "n", "eta", "epoch"])["max_attention"].mean()
+
+
+REGIMES = ("not_overfitting", "benign", "harmful")
+
+
+def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """The fraction of seeds in each regime per (horizon, *keys) cell: ``labels`` from
+    benign.theory.regimes_at, ``keys`` columns of ``runs`` (e.g. d, n, signal_norm). Runs without
+    a label (diverged, no flipped label) count in ``seeds`` but in no regime."""
+    cells = labels.merge(runs[["run_id", *keys]], on="run_id")
+    group = cells.groupby(["horizon", *keys])
+    out = group.size().rename("seeds").to_frame()
+    for regime in REGIMES:
+        out[regime] = group["regime"].apply(lambda r, regime=regime: float((r == regime).mean()))
+    return out.reset_index()

@@ -261,3 +261,33 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
     assert [t.get_text() for t in ax_const.texts] == ["train accuracy: 1\nin every cell"]
     assert not ax_var.texts
     plt.close(fig)
+
+
+def test_regime_map_and_boundaries_table_from_trained_sweeps(tmp_path):
+    import pandas as pd
+
+    from benign.config.plan import sweep_jobs
+    from benign.tables import boundaries as boundary_tables
+    from benign.trainer import RunSpec, train_runs
+
+    base = dict(RunSpec(d=20, n=10, n_test=20, steps=200).__dict__, model="token")
+    specs = []
+    for name, axes, fixed in (("atlas_d", {"d": [20, 40]}, {}), ("atlas_n", {"n": [6, 10]}, {"d": 30})):
+        sweep = {
+            "axes": {**axes, "signal_norm": [1, 2, 4, 8, 16]},
+            "fixed": fixed,
+            "seeds": [1, 2, 3],
+            "log_points": 10,
+        }
+        for runs in sweep_jobs(
+            "token", name, sweep, {k: v for k, v in base.items() if k not in ("seed", "setting")}
+        ).values():
+            specs += [RunSpec(**run) for run in runs]
+    runs, curves, _ = train_runs(specs, device="cpu")
+    fits = boundary_tables.regime_boundaries(runs, curves, tmp_path / "rb", ["atlas_d", "atlas_n"], [50, 200], draws=10)
+    assert set(fits["boundary"]) == {"not overfitting", "harmful"} and set(fits["horizon"]) == {50, 200}
+    assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
+    synthetic_figures.regime_map(
+        runs, curves, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map", ["atlas_d", "atlas_n"], [50, 200]
+    )
+    assert_rendered(tmp_path / "map")

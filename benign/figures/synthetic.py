@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.patheffects import withStroke
 
 from benign import metrics, registry
@@ -31,7 +32,7 @@ from benign.figures.style import (
     settings_note,
 )
 from benign.synthetic import SyntheticConfig
-from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting
+from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting, regimes_at
 from benign.token_projection import projection_accuracy
 
 # ---------------------------------------------------------------- Figure 1
@@ -308,4 +309,66 @@ def delayed_generalization(
         + settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps", "mlp_dim"])
         + excluded_note(n_excluded)
     )
+    save(fig, stem, note)
+
+
+# ---------------------------------------------------------------- regime map
+
+REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
+                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
+
+
+@plt.rc_context(STYLE)
+def regime_map(
+    runs: pd.DataFrame,
+    curves: pd.DataFrame,
+    fits: pd.DataFrame,
+    stem: PathLike,
+    sweeps: Sequence[str],
+    horizons: Sequence[int],
+    fit_threshold: float = 1.0,
+    test_threshold: float = 0.9,
+) -> None:
+    """The regime atlas: one row of panels per sweep (its axis other than ||mu|| on x), one column
+    per horizon; each cell's colour mixes the regimes' colours by the fraction of seeds in each,
+    with the fitted boundaries ||mu||* = c d^a n^b (solid) and the theory's curves with fitted
+    constants (dashed) from the regime-boundaries table ``fits``."""
+    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
+    labels = regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, fit_threshold, test_threshold)
+    fig, axes = plt.subplots(len(sweeps), len(horizons), figsize=(4.2 * len(horizons), 3.8 * len(sweeps)),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    for i, sweep in enumerate(sweeps):
+        swept = runs[runs["setting"] == sweep]
+        axis = "d" if swept["d"].nunique() > 1 else "n"
+        other = "n" if axis == "d" else "d"
+        fixed = float(swept[other].iloc[0])
+        cells = metrics.regime_fractions(labels, swept, [axis, "signal_norm"])
+        for j, horizon in enumerate(horizons):
+            ax = axes[i, j]
+            at = cells[cells["horizon"] == horizon]
+            colour = sum(np.outer(at[r], REGIME_COLOURS[r]) for r in metrics.REGIMES)
+            colour = np.clip(colour + np.outer(1 - at[list(metrics.REGIMES)].sum(1), [0.8, 0.8, 0.8]), 0, 1)
+            ax.scatter(at[axis], at["signal_norm"], c=colour, marker="s", s=70, edgecolors="none")
+            x = np.geomspace(swept[axis].min(), swept[axis].max(), 50)
+            for _, row in fits[fits["horizon"] == horizon].iterrows():
+                line = REGIME_COLOURS["not_overfitting" if row["boundary"] == "not overfitting" else "harmful"]
+                d, n = (x, fixed) if axis == "d" else (fixed, x)
+                if np.isfinite(row["a"]):
+                    b = row["b"] if np.isfinite(row["b"]) else 0.0
+                    ax.plot(x, row["c"] * d ** row["a"] * n**b, color=line, lw=1.8)
+                if np.isfinite(row["c_theory"]):
+                    ax.plot(
+                        x, row["c_theory"] * d ** row["theory_a"] * n ** row["theory_b"], color=line, lw=1.2, ls="--"
+                    )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{sweep}: horizon {horizon:,} steps ({other} = {fixed:g})")
+            ax.set_xlabel("token dimension d" if axis == "d" else "training samples n")
+            ax.set_ylabel(f"signal norm {NORM}")
+    handles = [Patch(facecolor=c, label=REGIME_LABELS[r]) for r, c in REGIME_COLOURS.items()]
+    handles += [Line2D([], [], color="0.3", lw=1.8, label="fitted boundary c d^a n^b"),
+                Line2D([], [], color="0.3", lw=1.2, ls="--", label="theory's exponents, fitted constant")]  # fmt: skip
+    figure_legend(fig, handles, ncols=5)
+    note = (f"colour: the regimes mixed by the fraction of seeds in each (grey: no label); {seeds_note(runs)}; "
+            f"label of the last logged step at or before the horizon; fits: results/tables/regime_boundaries")  # fmt: skip
     save(fig, stem, note)

@@ -44,7 +44,10 @@ def regime_boundaries(
                 "transitions": len(points),
                 "seeds": at["seed"].nunique(),
             }
-            row.update({f"{p}{part}": np.nan for p in PARAMS for part in ("", "_low", "_high")})
+            row.update({f"{p}{part}": np.nan for p in PARAMS for part in ("", "_low", "_high")}, c_theory=np.nan)
+            if len(points):  # the constant with the theory's exponents, for the theory's curve
+                resid = np.log(points["mu_star"]) - theory_a * np.log(points["d"]) - theory_b * np.log(points["n"])
+                row["c_theory"] = float(np.exp(resid.mean()))
             if len(points) >= 2:
                 fit = boundaries.bootstrap(at, "inside", draws=draws)
                 for p in PARAMS:
@@ -74,6 +77,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
             "theory a": table["theory_a"].map(lambda v: f"{v:g}"),
             "b (exponent of n)": [_interval(r, "b") for _, r in table.iterrows()],
             "theory b": table["theory_b"].map(lambda v: f"{v:g}"),
+            "c with the theory's exponents": table["c_theory"].map(lambda v: f"{v:.3g}" if np.isfinite(v) else MISSING),
         }
     )
 

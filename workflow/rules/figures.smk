@@ -131,3 +131,27 @@ rule table_regime_boundaries:
         code=code("table_regime_boundaries.py"),
     script:
         "../scripts/table_regime_boundaries.py"
+
+
+rule figure_regime_map:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
+        fits="results/tables/regime_boundaries.csv",
+    output:
+        png=report(
+            "results/figures/regime_map.png",
+            caption="../report/regime_map.rst",
+            category="Synthetic",
+        ),
+        pdf="results/figures/regime_map.pdf",
+    log:
+        "logs/figures/regime_map.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        regime=SYN["regime"],
+        code=code("figure_regime_map.py"),
+    script:
+        "../scripts/figure_regime_map.py"

@@ -1,0 +1,13 @@
+"""Rule figure_regime_map: the regime atlas with fitted and theory boundaries."""
+
+import pandas as pd
+
+from benign.figures import synthetic as figures
+from benign.io import log_to
+from benign.schema import CURVES, RUNS, read_parquet
+
+log_to(snakemake.log[0])
+runs, curves = read_parquet(snakemake.input.runs, RUNS), read_parquet(snakemake.input.curves, CURVES)
+fits, stem = pd.read_csv(snakemake.input.fits), snakemake.output.png.removesuffix(".png")
+figures.regime_map(runs, curves, fits, stem, snakemake.params.fits["sweeps"], snakemake.params.fits["horizons"],
+                   **snakemake.params.regime)  # fmt: skip
