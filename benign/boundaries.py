@@ -121,3 +121,16 @@ def bootstrap(runs: pd.DataFrame, label: str, draws: int = 200, seed: int = 0, l
     for name, values in samples.items():
         out[name] = tuple(np.percentile(values, [tail, 100 - tail])) if values else None
     return out
+
+
+def agreement(cells: pd.DataFrame, label: str, law: PowerLaw, above: bool) -> tuple[float, int]:
+    """How well a fitted boundary separates the cells: (the fraction of the cells on the
+    regime's side of ``law`` (above it when ``above``) whose seeds are mostly in the regime, and
+    how many cells are on that side). ``cells``: one row per run with d, n, signal_norm and the
+    boolean ``label``, averaged here over the seeds of each (d, n, signal_norm)."""
+    per_cell = cells.groupby(["d", "n", "signal_norm"])[label].mean().reset_index()
+    star = law.c * per_cell["d"] ** (law.a or 0.0) * per_cell["n"] ** (law.b or 0.0)
+    side = per_cell["signal_norm"] > star if above else per_cell["signal_norm"] < star
+    if not side.any():
+        return float("nan"), 0
+    return float((per_cell.loc[side, label] > 0.5).mean()), int(side.sum())

@@ -47,3 +47,14 @@ def test_bootstrap_recovers_the_exponents_within_its_interval():
     assert out["a"][0] <= 0.5 <= out["a"][1] and out["b"][0] <= -0.5 <= out["b"][1]
     assert abs(out["fit"].a - 0.5) < 0.05 and abs(out["fit"].b + 0.5) < 0.05
     assert out["a"][1] - out["a"][0] < 0.1  # an interval that says something
+
+
+def test_a_fitted_boundary_agrees_with_the_cells_on_its_side():
+    from benign.boundaries import agreement
+
+    runs = labels_from_law(a=0.5, b=-0.5, c=2.0)
+    fit = bootstrap(runs, "above", draws=5)["fit"]
+    share, cells = agreement(runs, "above", fit, above=True)
+    assert cells > 100 and share >= 0.9
+    below, _ = agreement(runs.assign(above=~runs["above"]), "above", fit, above=False)
+    assert below >= 0.9  # the other side, labelled the other way

@@ -45,11 +45,16 @@ def regime_boundaries(
                 "seeds": at["seed"].nunique(),
             }
             row.update({f"{p}{part}": np.nan for p in PARAMS for part in ("", "_low", "_high")}, c_theory=np.nan)
+            row.update(agreement=np.nan, cells_on_side=0)
             if len(points):  # the constant with the theory's exponents, for the theory's curve
                 resid = np.log(points["mu_star"]) - theory_a * np.log(points["d"]) - theory_b * np.log(points["n"])
                 row["c_theory"] = float(np.exp(resid.mean()))
             if len(points) >= 2:
                 fit = boundaries.bootstrap(at, "inside", draws=draws)
+                # not overfitting lies above its boundary, harmful below its own
+                row["agreement"], row["cells_on_side"] = boundaries.agreement(
+                    at, "inside", fit["fit"], regime != "harmful"
+                )
                 for p in PARAMS:
                     row[p] = getattr(fit["fit"], p)
                     row[f"{p}_low"], row[f"{p}_high"] = fit[p] if fit[p] is not None else (np.nan, np.nan)
@@ -78,6 +83,10 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
             "b (exponent of n)": [_interval(r, "b") for _, r in table.iterrows()],
             "theory b": table["theory_b"].map(lambda v: f"{v:g}"),
             "c with the theory's exponents": table["c_theory"].map(lambda v: f"{v:.3g}" if np.isfinite(v) else MISSING),
+            "Cells on the regime's side in it": [
+                f"{r['agreement']:.0%} of {r['cells_on_side']}" if np.isfinite(r["agreement"]) else MISSING
+                for _, r in table.iterrows()
+            ],
         }
     )
 
@@ -90,7 +99,9 @@ def _header(sweeps, horizons, fit_threshold, test_threshold, draws) -> list[str]
         "fitted to the seeds' labels (the regime of the last logged step at or before the horizon; not overfitting "
         f"if under a fraction {fit_threshold:g} of the flipped labels is fitted, harmful if they are and test accuracy "
         f"is under {test_threshold:g}), and its midpoint is the transition ||mu||*; c, a and b are the least-squares "
-        f"fit of log ||mu||* over the transitions. Brackets: 95% bootstrap intervals over the seeds ({draws} draws). "
+        f"fit of log ||mu||* over the transitions. Brackets: 95% bootstrap intervals over the seeds ({draws} draws). The last column checks the fit against the cells: of the "
+        "(d, n, ||mu||) cells on the regime's side of the fitted boundary (above it for not overfitting, below it for "
+        "harmful), the share whose seeds are mostly in that regime. "
         "Theory (Theorem 4.1): not overfitting above ||mu|| ~ sqrt(d / n) (a = 1/2, b = -1/2), harmful below "
         "||mu|| ~ d^(1/4) (a = 1/4, no n). These are asymptotic statements: a finite horizon and finite d, n give "
         "the fitted numbers, which say where and how far the paper's scaling holds.",
