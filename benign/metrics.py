@@ -112,3 +112,15 @@ def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys: Sequence[st
     for regime in REGIMES:
         out[regime] = group["regime"].apply(lambda r, regime=regime: float((r == regime).mean()))
     return out.reset_index()
+
+
+def semilog_slope(x, steps) -> tuple[float, float, int] | None:
+    """(slope, intercept, points) of log10(steps) = intercept + slope x by least squares, over the
+    finite points; None with fewer than 3. A straight line on these semi-log axes is a delay
+    growing exponentially in x."""
+    x, y = np.asarray(x, dtype=float), np.asarray(steps, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
+    if keep.sum() < 3:
+        return None
+    slope, intercept = np.polyfit(x[keep], np.log10(y[keep]), 1)
+    return float(slope), float(intercept), int(keep.sum())

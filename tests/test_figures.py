@@ -291,3 +291,7 @@ def test_regime_map_and_boundaries_table_from_trained_sweeps(tmp_path):
         runs, curves, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map", ["atlas_d", "atlas_n"], [50, 200]
     )
     assert_rendered(tmp_path / "map")
+    from benign.milestones import annotate
+
+    synthetic_figures.generalization_delay(annotate(runs, curves), tmp_path / "delay", ["atlas_d", "atlas_n"])
+    assert_rendered(tmp_path / "delay")

@@ -372,3 +372,47 @@ def regime_map(
     note = (f"colour: the regimes mixed by the fraction of seeds in each (grey: no label); {seeds_note(runs)}; "
             f"label of the last logged step at or before the horizon; fits: results/tables/regime_boundaries")  # fmt: skip
     save(fig, stem, note)
+
+
+# ---------------------------------------------------------------- generalization delay
+
+MILESTONE_STYLES = {"fit_all": ("training set fitted", "tab:orange", "o"),
+                    "generalized": ("generalized", "tab:blue", "s")}  # fmt: skip
+
+
+@plt.rc_context(STYLE)
+def generalization_delay(runs: pd.DataFrame, stem: PathLike, sweeps: Sequence[str]) -> None:
+    """When runs fit their training set and when they generalize (benign.milestones), against
+    SNR: on log axes (left), and the generalization step on semi-log axes with its fitted
+    slope (right; straight means exponential in SNR). Censored milestones (not reached by the
+    horizon) are drawn open at the horizon and left out of the fit."""
+    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
+    if runs.empty:
+        raise ValueError(f"no runs of the sweeps {list(sweeps)}")
+    fig, (log_ax, semi_ax) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    for name, (label, colour, marker) in MILESTONE_STYLES.items():
+        steps, censored = runs[f"{name}_step"].to_numpy(float), runs[f"{name}_censored"].fillna(False).to_numpy(bool)
+        for ax in (log_ax, semi_ax) if name == "generalized" else (log_ax,):
+            ax.scatter(
+                runs["snr"][~censored], steps[~censored], s=14, color=colour, marker=marker, alpha=0.7, label=label
+            )
+            ax.scatter(runs["snr"][censored], steps[censored], s=14, facecolors="none", edgecolors=colour, marker=marker,
+                       alpha=0.7, label=f"{label}: not by the horizon")  # fmt: skip
+    gen = runs[~runs["generalized_censored"].fillna(False).astype(bool) & (runs["generalized_step"] > 0)]
+    fit = metrics.semilog_slope(gen["snr"], gen["generalized_step"])
+    if fit is not None:
+        slope, intercept, points = fit
+        x = np.linspace(gen["snr"].min(), gen["snr"].max(), 50)
+        semi_ax.plot(x, 10 ** (intercept + slope * x), color="0.2", lw=1.2,
+                     label=f"fit: log10 step = {intercept:.2f} {slope:+.2f} SNR ({points} runs)")  # fmt: skip
+    log_ax.set_xscale("log")
+    for ax in (log_ax, semi_ax):
+        ax.set_yscale("log")
+        ax.set_xlabel(r"SNR = $\Vert\mu\Vert / (\sigma\sqrt{d})$")
+        ax.set_ylabel("gradient step")
+        ax.legend(fontsize=7)
+    log_ax.set_title("milestones against SNR (log axes)")
+    semi_ax.set_title("generalization step against SNR (semi-log)")
+    note = (f"runs of the sweeps {', '.join(sweeps)}; {seeds_note(runs)}; milestones at logged steps "
+            "(docs/regimes.md#milestones)")  # fmt: skip
+    save(fig, stem, note)

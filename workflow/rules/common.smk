@@ -102,7 +102,11 @@ def all_outputs():
     out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
     if FITS:
         out += [f"results/tables/regime_boundaries.{ext}" for ext in ("csv", "md")]
-        out += [f"results/figures/regime_map.{ext}" for ext in ("png", "pdf")]
+        out += [
+            f"results/figures/{name}.{ext}"
+            for name in ("regime_map", "generalization_delay")
+            for ext in ("png", "pdf")
+        ]
     if REAL_CELLS:
         out += [
             f"results/figures/{name}.{ext}"

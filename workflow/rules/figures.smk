@@ -155,3 +155,24 @@ rule figure_regime_map:
         code=code("figure_regime_map.py"),
     script:
         "../scripts/figure_regime_map.py"
+
+
+rule figure_generalization_delay:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+    output:
+        png=report(
+            "results/figures/generalization_delay.png",
+            caption="../report/generalization_delay.rst",
+            category="Synthetic",
+        ),
+        pdf="results/figures/generalization_delay.pdf",
+    log:
+        "logs/figures/generalization_delay.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        code=code("figure_generalization_delay.py"),
+    script:
+        "../scripts/figure_generalization_delay.py"
