@@ -135,3 +135,11 @@ def regimes_at(curves: pd.DataFrame, horizons, fit_threshold: float = 1.0, test_
             )
         )
     return pd.concat(rows, ignore_index=True)
+
+
+def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons, fit_threshold: float = 1.0,
+                 test_threshold: float = 0.9) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The ok runs of the named sweeps and their regimes at each horizon (:func:`regimes_at`):
+    what the regime-boundaries table and the regime map both read."""
+    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
+    return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, fit_threshold, test_threshold)

@@ -284,12 +284,15 @@ def test_regime_map_and_boundaries_table_from_trained_sweeps(tmp_path):
         ).values():
             specs += [RunSpec(**run) for run in runs]
     runs, curves, _ = train_runs(specs, device="cpu")
-    fits = boundary_tables.regime_boundaries(runs, curves, tmp_path / "rb", ["atlas_d", "atlas_n"], [50, 200], draws=10)
+    from benign.theory import atlas_labels
+
+    atlas, labels = atlas_labels(runs, curves, ["atlas_d", "atlas_n"], [50, 200])
+    fits = boundary_tables.regime_boundaries(
+        atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(1.0, 0.9), draws=10
+    )
     assert set(fits["boundary"]) == {"not overfitting", "harmful"} and set(fits["horizon"]) == {50, 200}
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
-    synthetic_figures.regime_map(
-        runs, curves, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map", ["atlas_d", "atlas_n"], [50, 200]
-    )
+    synthetic_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
     from benign.milestones import annotate
 

@@ -32,7 +32,7 @@ from benign.figures.style import (
     settings_note,
 )
 from benign.synthetic import SyntheticConfig
-from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting, regimes_at
+from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting
 from benign.token_projection import projection_accuracy
 
 # ---------------------------------------------------------------- Figure 1
@@ -319,22 +319,13 @@ REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.
 
 
 @plt.rc_context(STYLE)
-def regime_map(
-    runs: pd.DataFrame,
-    curves: pd.DataFrame,
-    fits: pd.DataFrame,
-    stem: PathLike,
-    sweeps: Sequence[str],
-    horizons: Sequence[int],
-    fit_threshold: float = 1.0,
-    test_threshold: float = 0.9,
-) -> None:
+def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
     """The regime atlas: one row of panels per sweep (its axis other than ||mu|| on x), one column
     per horizon; each cell's colour mixes the regimes' colours by the fraction of seeds in each,
     with the fitted boundaries ||mu||* = c d^a n^b (solid) and the theory's curves with fitted
-    constants (dashed) from the regime-boundaries table ``fits``."""
-    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
-    labels = regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, fit_threshold, test_threshold)
+    constants (dashed) from the regime-boundaries table ``fits``. ``runs`` and ``labels``: from
+    benign.theory.atlas_labels."""
+    sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
     fig, axes = plt.subplots(len(sweeps), len(horizons), figsize=(4.2 * len(horizons), 3.8 * len(sweeps)),
                              squeeze=False, layout="constrained")  # fmt: skip
     for i, sweep in enumerate(sweeps):

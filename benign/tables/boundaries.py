@@ -3,12 +3,10 @@ theory's (docs/regimes.md#fitted-boundaries)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
-from benign import boundaries, theory
+from benign import boundaries
 from benign.tables.common import MISSING, PathLike, write
 
 # (label, regime, the theory's exponent of d, of n): ||mu|| = c1 sqrt(d / n) and ||mu|| = c2 d^(1/4)
@@ -17,21 +15,13 @@ PARAMS = ("c", "a", "b")
 
 
 def regime_boundaries(
-    runs: pd.DataFrame,
-    curves: pd.DataFrame,
-    stem: PathLike,
-    sweeps: Sequence[str],
-    horizons: Sequence[int],
-    fit_threshold: float = 1.0,
-    test_threshold: float = 0.9,
-    draws: int = 200,
+    runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, criteria: str, draws: int = 200
 ) -> pd.DataFrame:
     """One row per (boundary, horizon): ||mu||* = c d^a n^b fitted to the transitions along
-    ||mu|| of the seeds' labels at that horizon, over the runs of ``sweeps``, with bootstrap
+    ||mu|| of the seeds' labels at that horizon (``runs`` and ``labels`` from
+    benign.theory.atlas_labels; ``criteria`` says how they were labelled), with bootstrap
     intervals over the seeds (benign.boundaries). An exponent the sweeps cannot tell (their d or
     n takes one value) is left empty."""
-    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
-    labels = theory.regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, fit_threshold, test_threshold)
     cells = labels.merge(runs[["run_id", "d", "n", "signal_norm", "seed"]], on="run_id")
     rows = []
     for label, regime, theory_a, theory_b in BOUNDARIES:
@@ -60,7 +50,8 @@ def regime_boundaries(
                     row[f"{p}_low"], row[f"{p}_high"] = fit[p] if fit[p] is not None else (np.nan, np.nan)
             rows.append({**row, "theory_a": theory_a, "theory_b": theory_b})
     table = pd.DataFrame(rows)
-    write(table, _display(table), _header(sweeps, horizons, fit_threshold, test_threshold, draws), stem)
+    sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
+    write(table, _display(table), _header(sweeps, horizons, criteria, draws), stem)
     return table
 
 
@@ -91,14 +82,19 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _header(sweeps, horizons, fit_threshold, test_threshold, draws) -> list[str]:
+def criteria_text(fit_threshold: float, test_threshold: float) -> str:
+    """How a run at a horizon is labelled, in words, for the table's header."""
+    return (f"not overfitting if under a fraction {fit_threshold:g} of the flipped labels is fitted, harmful if they "
+            f"are and test accuracy is under {test_threshold:g}")  # fmt: skip
+
+
+def _header(sweeps, horizons, criteria: str, draws: int) -> list[str]:
     return [
         "## Synthetic data: fitted regime boundaries",
         f"The boundary ||mu||* = c d^a n^b between regimes, fitted to the runs of the sweeps {', '.join(sweeps)} "
         f"at horizons {', '.join(str(h) for h in horizons)} steps. At each (d, n), a logistic curve in log ||mu|| is "
-        "fitted to the seeds' labels (the regime of the last logged step at or before the horizon; not overfitting "
-        f"if under a fraction {fit_threshold:g} of the flipped labels is fitted, harmful if they are and test accuracy "
-        f"is under {test_threshold:g}), and its midpoint is the transition ||mu||*; c, a and b are the least-squares "
+        f"fitted to the seeds' labels (the regime of the last logged step at or before the horizon; {criteria}), "
+        "and its midpoint is the transition ||mu||*; c, a and b are the least-squares "
         f"fit of log ||mu||* over the transitions. Brackets: 95% bootstrap intervals over the seeds ({draws} draws). The last column checks the fit against the cells: of the "
         "(d, n, ||mu||) cells on the regime's side of the fitted boundary (above it for not overfitting, below it for "
         "harmful), the share whose seeds are mostly in that regime. "
