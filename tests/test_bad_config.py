@@ -213,7 +213,7 @@ BAD = [
     (
         "boundary-fits-past-the-horizon",
         "synthetic: {boundary_fits: {horizons: [100, 5000]}}",
-        ["synthetic.boundary_fits.horizons", "[100, 5000]", "past the 300 steps"],
+        ["synthetic.boundary_fits.horizons", "[100, 5000]", "past the 150 steps"],
     ),
     # real data (the smoke config: mnist and rotten, 80 training rows each, pretrain_size 40, n in [8, 16])
     (
