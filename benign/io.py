@@ -16,7 +16,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
 
     The temporary name keeps the suffix so that writers which infer the format from the
-    extension (matplotlib, pandas) still work.
+    extension (matplotlib, pandas) still work. Once the rename is done, temporary files that an
+    earlier writer of ``path`` left when it was killed are removed (a path has one writer).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -26,6 +27,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
+        for stale in path.parent.glob(f".{path.stem}.*.tmp{path.suffix}"):
+            stale.unlink(missing_ok=True)
     finally:
         tmp.unlink(missing_ok=True)
 
