@@ -21,7 +21,9 @@ per batch.
 Runs in one batch share the token noise and W0 and differ in signal norm, rho, eta and lr.
 Their tokens are noise + signal in the first two coordinates only, so the shared products are
 computed once and each run adds rank-2 corrections (``Mc``: its tokens' coefficients on e_1,
-e_2).
+e_2). G and S are never formed per run: G v and S v for every run are one product with the
+shared noise matrix (B x N times N x N, where a per-run N x N matrix would be streamed from
+memory B times) plus the runs' rank-2 corrections. Only E is per run.
 """
 
 from __future__ import annotations
@@ -107,20 +109,27 @@ class Batch:
         self.r = (X2[..., 0] - X2[..., 1]) / (math.sqrt(2) * norms[:, None])
         self.r_test = (Xt2[..., 0] - Xt2[..., 1]) / (math.sqrt(2) * norms[:, None])
 
-        McT = self.Mc.transpose(1, 2)
-        self.G = self.EVE + self.EQ @ McT + self.Mc @ self.VE2 + self.Mc @ self.Q2 @ McT  # X V, (B, N, N)
-        self.S = self.EE + self.E2 @ McT + self.Mc @ self.E2.T + self.Mc @ McT  # X X^T, (B, N, N)
-
         self.c = torch.zeros(self.B, n * T, **kw)
         self.Emat = torch.zeros(self.B, n * T, n * T, **kw)
+
+    # -- the runs' G = X V and S = X X^T, applied to one vector per run ----------------------
+    def _G(self, v: torch.Tensor) -> torch.Tensor:
+        """G_b v_b for every run: G = EVE + EQ Mc^T + Mc VE2 + Mc Q2 Mc^T."""
+        a = _mvT(self.Mc, v)  # Mc^T v, (B, 2)
+        return v @ self.EVE.T + a @ self.EQ.T + _mv(self.Mc, v @ self.VE2.T + a @ self.Q2.T)
+
+    def _S(self, v: torch.Tensor) -> torch.Tensor:
+        """S_b v_b for every run: S = EE + E2 Mc^T + Mc E2^T + Mc Mc^T."""
+        a = _mvT(self.Mc, v)
+        return v @ self.EE.T + a @ self.E2.T + _mv(self.Mc, v @ self.E2 + a)
 
     # -- forward ---------------------------------------------------------------------------
     def _h(self, Gc: torch.Tensor) -> torch.Tensor:
         return _mv(self.Emat, Gc)
 
     def _train_forward(self):
-        Gc = _mv(self.G, self.c)
-        s = Gc + _mv(self.S, self._h(Gc)) if self.train_W else Gc  # h = E G c, and E = 0 with W fixed
+        Gc = self._G(self.c)
+        s = Gc + self._S(self._h(Gc)) if self.train_W else Gc  # h = E G c, and E = 0 with W fixed
         att = torch.softmax(s.view(self.B, self.n, self.T), dim=-1)
         f = (att * self.r.view(self.B, self.n, self.T)).sum(-1)
         return f, att
@@ -132,7 +141,7 @@ class Batch:
     def outputs_test(self) -> torch.Tensor:
         """f on the clean test set, (B, n_test)."""
         c = self.c
-        Gc = _mv(self.G, c)
+        Gc = self._G(c)
         h = self._h(Gc)
         Mc_c = torch.einsum("bnk,bn->bk", self.Mc, c)  # (B, 2)
         Mc_h = torch.einsum("bnk,bn->bk", self.Mc, h)
@@ -150,7 +159,7 @@ class Batch:
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
         lr = self.lr[:, None]
         if self.train_W:
-            grad_c = g + _mvT(self.Emat, _mv(self.S, g))
+            grad_c = g + _mvT(self.Emat, self._S(g))
             self.Emat.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # E -= lr g c^T, one pass
         else:
             grad_c = g
