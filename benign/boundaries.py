@@ -97,6 +97,13 @@ def transitions(runs: pd.DataFrame, label: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["d", "n", "mu_star", "log_se", "seeds"])
 
 
+def regime_transitions(runs: pd.DataFrame, labels: pd.DataFrame, regime: str) -> pd.DataFrame:
+    """:func:`transitions` of one regime at one horizon: ``labels`` (run_id, regime) from
+    benign.theory.regimes_at at that horizon, ``runs`` with run_id, d, n, signal_norm, seed."""
+    cells = labels.merge(runs[["run_id", "d", "n", "signal_norm", "seed"]], on="run_id")
+    return transitions(cells.assign(inside=cells["regime"] == regime), "inside")
+
+
 def bootstrap(runs: pd.DataFrame, label: str, draws: int = 200, seed: int = 0, level: float = 0.95) -> dict:
     """The power law of the transitions, and percentile intervals over ``draws`` resamplings of
     the seeds (with replacement): {"fit": PowerLaw, "c"|"a"|"b": (low, high)}."""

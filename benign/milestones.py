@@ -62,6 +62,19 @@ def run_milestones(curve: pd.DataFrame, floor: float | None, criteria: Criteria 
     return out
 
 
+def test_rise(curve: pd.DataFrame, fit_step: float, rise: float = 0.1, test_threshold: float = 0.9) -> dict:
+    """Test accuracy at step 0, at ``fit_step`` (the training set fitted; NaN when censored)
+    and at the horizon, and whether the accuracy starts low and rises after the fit: under
+    ``test_threshold`` at step 0, up by at least ``rise`` at the horizon, and at the fit step
+    less than half-way there (docs/regimes.md#delay-scan)."""
+    curve = curve.sort_values("step")
+    acc = curve.set_index("step")["test_acc"]
+    start, end = float(acc.iloc[0]), float(acc.iloc[-1])
+    at_fit = float(acc[acc.index <= fit_step].iloc[-1]) if np.isfinite(fit_step) else np.nan
+    rises = start < test_threshold and end - start >= rise and np.isfinite(at_fit) and at_fit < (start + end) / 2
+    return {"test_acc_start": start, "test_acc_at_fit": at_fit, "test_acc_end": end, "rises_after_fit": bool(rises)}
+
+
 def milestones(curves: pd.DataFrame, floors: dict[str, float | None], criteria: Criteria = Criteria()) -> pd.DataFrame:
     """Milestones of every run in ``curves``, indexed by run_id; ``floors``: run_id -> the loss
     floor of its model (None where it has none)."""

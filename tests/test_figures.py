@@ -114,6 +114,37 @@ def test_loss_heatmap(tmp_path):
     assert_rendered(tmp_path / "heat")
 
 
+def boundary_fits_table(horizon=1000):
+    base = dict(horizon=horizon, theory_b=np.nan)
+    return pd.DataFrame(
+        [
+            dict(base, boundary="not overfitting", c=0.5, a=0.8, b=-0.4, c_theory=9.0, theory_a=0.5, theory_b=-0.5),
+            dict(base, boundary="harmful", c=2.0, a=np.nan, b=np.nan, c_theory=np.nan, theory_a=0.25, theory_b=0.0),
+        ]
+    )
+
+
+def test_heatmap_curves_fitted_pinned_or_none():
+    fits = boundary_fits_table()
+    curves = synthetic_figures._heatmap_curves(fits, 1000, None, None)
+    # the not-overfitting fit and its theory curve; the harmful fit has no exponent and no constant
+    assert [(c["c"], c["a"], c["b"], c["ls"]) for c in curves] == [(0.5, 0.8, -0.4, "-"), (9.0, 0.5, -0.5, "--")]
+    pinned = synthetic_figures._heatmap_curves(fits, 1000, 3.0, 1.5)
+    assert [(c["c"], c["a"], c["b"], c["ls"]) for c in pinned] == [
+        (0.5, 0.8, -0.4, "-"),
+        (3.0, 0.5, -0.5, "--"),
+        (1.5, 0.25, 0.0, "--"),
+    ]
+    assert synthetic_figures._heatmap_curves(fits, 50, None, None) == []  # no fit at this horizon
+    assert synthetic_figures._heatmap_curves(None, 1000, None, None) == []
+
+
+def test_loss_heatmap_with_fits(tmp_path):
+    runs = heatmap_runs().assign(model="token", steps=1000)
+    synthetic_figures.loss_heatmap(runs, tmp_path / "heat", fits=boundary_fits_table(), model="token")
+    assert_rendered(tmp_path / "heat")
+
+
 def test_loss_heatmap_needs_runs(tmp_path):
     with pytest.raises(ValueError):
         synthetic_figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
@@ -294,6 +325,8 @@ def test_regime_map_and_boundaries_table_from_trained_sweeps(tmp_path):
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
     synthetic_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
+    synthetic_figures.boundary_scaling(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "scaling")
+    assert_rendered(tmp_path / "scaling")
     from benign.milestones import annotate
 
     synthetic_figures.generalization_delay(annotate(runs, curves), tmp_path / "delay", ["atlas_d", "atlas_n"])

@@ -32,3 +32,15 @@ def test_smoke_tables_equal_the_stored_copy(tmp_path_factory, stored):
     new, old = (df.drop(columns=[c for c in VOLATILE if c in df]) for df in (new, old))
     assert len(new) == len(old)
     pd.testing.assert_frame_equal(new, old, check_exact=False, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_fitted_boundary_agrees_with_the_cells(tmp_path_factory):
+    """The regime-boundaries table of a generated run: at every horizon, at least 90% of the
+    atlas cells above the fitted not-overfitting boundary have most seeds not overfitting."""
+    repo, _ = local_smoke_run(tmp_path_factory)
+    fits = pd.read_csv(repo / "results" / "tables" / "regime_boundaries.csv")
+    rows = fits[(fits["boundary"] == "not overfitting") & (fits["cells_on_side"] > 0)]
+    assert len(rows) >= 2, "the smoke atlas fits the not-overfitting boundary at two horizons"
+    for _, row in rows.iterrows():
+        assert row["agreement"] >= 0.9, f"horizon {row['horizon']}: {row['agreement']:.0%} of {row['cells_on_side']}"

@@ -162,3 +162,58 @@ def test_synthetic_regimes_flipped_fit_steps(tmp_path):
     without = synthetic_tables.synthetic_regimes(runs, tmp_path / "plain")
     assert "Flipped labels fitted from step" not in (tmp_path / "plain.md").read_text()
     assert set(without["flipped_fitted_from_step"]) == {""}
+
+
+def test_synthetic_regimes_seed_fractions_per_horizon(tmp_path):
+    runs = synthetic_runs()
+    ids = runs.set_index(["model", "setting", "seed"])["run_id"]
+    steps = int(runs["steps"].max())
+    rows = []
+    # token benign: seed 1 fits its flipped labels by step 20, seeds 2 and 3 by step 30; seed 3's
+    # test accuracy is 0.5 from step 30 on (harmful there)
+    for seed, first in ((1, 20), (2, 30), (3, 30)):
+        for step in (0, 10, 20, 30, steps):
+            rows.append(
+                dict(
+                    run_id=ids[("token", "benign", seed)],
+                    step=step,
+                    train_acc_noisy=1.0 if step >= first else 0.5,
+                    test_acc=0.5 if seed == 3 and step >= 30 else 0.99,
+                )
+            )
+    table = synthetic_tables.synthetic_regimes(
+        runs, tmp_path / "regimes", curves=pd.DataFrame(rows), horizons=[10, 25, steps, steps + 1]
+    ).set_index(["model", "setting"])
+    row = table.loc[("token", "benign")]
+    assert row["regimes_at_10"] == "not overfitting 3/3"
+    assert row["regimes_at_25"] == "benign 1/3, not overfitting 2/3"  # step 20 is the last logged up to 25
+    assert row[f"regimes_at_{steps}"] == "harmful 1/3, benign 2/3"
+    assert row[f"regimes_at_{steps + 1}"] == ""  # past the training length
+    md = (tmp_path / "regimes.md").read_text()
+    assert "Seeds' regimes at step 25" in md and "benign 1/3, not overfitting 2/3" in md
+
+
+def test_delay_scan_finds_a_rise_after_the_fit(tmp_path):
+    from benign.tables import delay_scan as delay_tables
+
+    runs, rows = [], []
+    # (T, ||mu||): test accuracy per logged step 0, 10, 100, 1000; the training set is fitted at step 10
+    cells = {
+        (16, 1.0): (0.55, 0.58, 0.8, 0.95),  # low at step 0, rises after the fit: found
+        (16, 3.0): (0.95, 0.97, 0.99, 1.0),  # high from the start
+        (4, 1.0): (0.55, 0.85, 0.9, 0.92),  # rises, but mostly before the fit
+    }
+    for (T, norm), accs in cells.items():
+        for seed in (1, 2):
+            rid = f"r-{T}-{norm}-{seed}"
+            runs.append(dict(run_id=rid, T=T, signal_norm=norm, seed=seed, d=2000, steps=1000,
+                             fit_all_step=10.0, fit_all_censored=False))  # fmt: skip
+            rows += [dict(run_id=rid, step=s, test_acc=a) for s, a in zip((0, 10, 100, 1000), accs)]
+    runs = frames.runs(runs)
+    table = delay_tables.delay_scan(runs, pd.DataFrame(rows), tmp_path / "scan").set_index(["T", "signal_norm"])
+    assert table.loc[(16, 1.0), "rises_after_fit"] == 2
+    assert table.loc[(16, 3.0), "rises_after_fit"] == 0 and table.loc[(4, 1.0), "rises_after_fit"] == 0
+    assert table.loc[(16, 1.0), "uniform_snr"] == pytest.approx(1 / np.sqrt(32))
+    assert table.loc[(16, 1.0), "test_acc_at_fit"] == pytest.approx(0.58)
+    md = (tmp_path / "scan.md").read_text()
+    assert "1 of 3 cells have such a seed" in md and "| 16 | 1 |" in md

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.patheffects import withStroke
 
-from benign import metrics, registry
+from benign import boundaries, metrics, registry
 from benign.figures.style import (
     IRRELEVANT_STYLE,
     NORM,
@@ -32,8 +32,11 @@ from benign.figures.style import (
     settings_note,
 )
 from benign.synthetic import SyntheticConfig
-from benign.theory import REGIME_LABELS, boundary_harmful, boundary_not_overfitting
+from benign.theory import REGIME_LABELS
 from benign.token_projection import projection_accuracy
+
+REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
+                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
 
 # ---------------------------------------------------------------- Figure 1
 
@@ -171,35 +174,42 @@ def softmax_dynamics(
 def loss_heatmap(
     runs: pd.DataFrame,
     stem: PathLike,
-    c1: float,
-    c2: float,
+    fits: pd.DataFrame | None = None,
+    c1: float | None = None,
+    c2: float | None = None,
     setting: str = "heatmap",
     model: str = "token",
 ) -> None:
     """Figures 5 and 7: final train/test loss and accuracy over (d, ||mu||), mean over seeds,
-    with the regime boundaries ||mu|| = c1 sqrt(d/n) and ||mu|| = c2 d^{1/4} overlaid."""
+    with the regime boundaries overlaid: the fitted ||mu||* = c d^a n^b of the regime-boundaries
+    table ``fits`` at the runs' horizon (solid), and the theory's curves ||mu|| = c1 sqrt(d/n)
+    and c2 d^{1/4} (dashed) with the constants fitted there, or with ``c1`` and ``c2`` where
+    given (pinned in config). Without fits or pins no curve is drawn: the constants are the
+    theorem's unknowns."""
     runs = runs[(runs["model"] == model) & (runs["setting"] == setting)]
     if runs.empty:
         raise ValueError(f"no runs of model {model!r} with setting {setting!r}")
     ns = runs["n"].unique()
     if len(ns) != 1:
         raise ValueError(f"heatmap runs mix training-set sizes {sorted(ns)}; the boundary needs one n")
-    n = int(ns[0])
+    n, horizon = int(ns[0]), int(runs["steps"].max())
+    curves = _heatmap_curves(fits, horizon, c1, c2)
     panels = {
         "train_loss": "final train loss",
         "test_loss": "final test loss",
         "train_acc": "final train accuracy (noisy labels)",
         "test_acc": "final test accuracy",
     }
-    fig, axes = plt.subplots(2, 2, figsize=(10, 8), sharex=True, sharey=True, layout="constrained")
+    fig, axes = plt.subplots(2, 2, figsize=(10, 8.4), sharex=True, sharey=True, layout="constrained")
     grids = [metrics.cell_grid(runs, "d", "signal_norm", metric) for metric in panels]
     x_edges, y_edges = edges(grids[0].x), edges(grids[0].y)
     d_line = np.linspace(x_edges[0], x_edges[-1], 200)
+    outline = [withStroke(linewidth=3.2, foreground="black")]
     for ax, grid, label in zip(axes.flat, grids, panels.values()):
         grid_panel(ax, x_edges, y_edges, grid, label)
-        outline = [withStroke(linewidth=3.2, foreground="black")]
-        ax.plot(d_line, boundary_not_overfitting(d_line, n, c1), color="white", lw=1.8, path_effects=outline)
-        ax.plot(d_line, boundary_harmful(d_line, c2), color="white", lw=1.8, ls="--", path_effects=outline)
+        for curve in curves:
+            y = curve["c"] * d_line ** curve["a"] * n ** curve["b"]
+            ax.plot(d_line, y, color=curve["colour"], lw=1.8, ls=curve["ls"], path_effects=outline)
         ax.set_ylim(y_edges[0], y_edges[-1])
         ax.set_xlim(x_edges[0], x_edges[-1])
         ax.set_title(label)
@@ -207,22 +217,46 @@ def loss_heatmap(
         ax.set_xlabel("token dimension d")
     for ax in axes[:, 0]:
         ax.set_ylabel(f"signal norm {NORM}")
-    handles = [
-        Line2D(
-            [], [], color="0.2", lw=1.8, label=f"{NORM} = $c_1\\sqrt{{d/n}}$, $c_1$ = {c1:g} (above: not overfitting)"
-        ),
-        Line2D(
-            [], [], color="0.2", lw=1.8, ls="--", label=f"{NORM} = $c_2 d^{{1/4}}$, $c_2$ = {c2:g} (below: harmful)"
-        ),
-    ] + diverged_handle(grids)
-    figure_legend(fig, handles, ncols=len(handles))
+    handles = [Line2D([], [], color=c["colour"], lw=1.8, ls=c["ls"], label=c["label"]) for c in curves]
+    handles += diverged_handle(grids)
+    if handles:
+        figure_legend(fig, handles, ncols=2)
     fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
     note = (
         f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
         + settings_note(runs, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
         + "; a cell with any diverged or non-finite run is masked"
+        + ("; curves: fitted at this horizon, results/tables/regime_boundaries" if fits is not None else "")
+        + ("" if curves else "; no boundary curves (no fit at this horizon, no constants pinned)")
     )
     save(fig, stem, note)
+
+
+def _heatmap_curves(fits: pd.DataFrame | None, horizon: int, c1: float | None, c2: float | None) -> list[dict]:
+    """The boundary curves of a heatmap at ``horizon``: per boundary, the fitted power law and
+    the theory's exponents with the fitted (or pinned) constant, as {c, a, b, colour, ls, label}."""
+    rows = fits[fits["horizon"] == horizon] if fits is not None else None
+    out = []
+    for boundary, regime, a, b, pinned, const, side in (
+        ("not overfitting", "not_overfitting", 0.5, -0.5, c1, "c_1", "above: not overfitting"),
+        ("harmful", "harmful", 0.25, 0.0, c2, "c_2", "below: harmful"),
+    ):
+        colour = REGIME_COLOURS[regime]
+        theory = r"$c_1\sqrt{d/n}$" if regime == "not_overfitting" else r"$c_2 d^{1/4}$"
+        row = rows[rows["boundary"] == boundary] if rows is not None else ()
+        row = row.iloc[0] if len(row) else None
+        if row is not None and np.isfinite(row["a"]):
+            fb = row["b"] if np.isfinite(row["b"]) else 0.0
+            label = f"fitted {boundary}: {row['c']:.3g} $d^{{{row['a']:.2f}}} n^{{{fb:.2f}}}$ ({side})"
+            out.append(dict(c=row["c"], a=row["a"], b=fb, colour=colour, ls="-", label=label))
+        if pinned is not None:
+            out.append(
+                dict(c=pinned, a=a, b=b, colour=colour, ls="--", label=f"{theory}, ${const}$ = {pinned:g} (pinned)")
+            )
+        elif row is not None and np.isfinite(row["c_theory"]):
+            label = f"{theory}, ${const}$ = {row['c_theory']:.3g} (fitted)"
+            out.append(dict(c=row["c_theory"], a=a, b=b, colour=colour, ls="--", label=label))
+    return out
 
 
 # ---------------------------------------------------------------- delayed generalization
@@ -314,9 +348,6 @@ def delayed_generalization(
 
 # ---------------------------------------------------------------- regime map
 
-REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
-                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
-
 
 @plt.rc_context(STYLE)
 def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
@@ -338,7 +369,7 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
             ax = axes[i, j]
             at = cells[cells["horizon"] == horizon]
             colour = sum(np.outer(at[r], REGIME_COLOURS[r]) for r in metrics.REGIMES)
-            colour = np.clip(colour + np.outer(1 - at[list(metrics.REGIMES)].sum(1), [0.8, 0.8, 0.8]), 0, 1)
+            colour = np.clip(colour + np.outer(1 - at[list(metrics.REGIMES)].sum(axis=1), [0.8, 0.8, 0.8]), 0, 1)
             ax.scatter(at[axis], at["signal_norm"], c=colour, marker="s", s=70, edgecolors="none")
             x = np.geomspace(swept[axis].min(), swept[axis].max(), 50)
             for _, row in fits[fits["horizon"] == horizon].iterrows():
@@ -365,6 +396,60 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
     figure_legend(fig, handles, ncols=5)
     note = (f"colour: the regimes mixed by the fraction of seeds in each (grey: no label); {seeds_note(runs)}; "
             f"label of the last logged step at or before the horizon; fits: results/tables/regime_boundaries")  # fmt: skip
+    save(fig, stem, note)
+
+
+@plt.rc_context(STYLE)
+def boundary_scaling(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
+    """The fitted regime boundaries on log-log axes: one row per boundary (not overfitting,
+    harmful), one column per sweep (||mu||* against d, against n). Points: the transitions
+    ||mu||* fitted along ||mu|| per (d, n) with 95% intervals, one colour per horizon; solid:
+    the power law of the regime-boundaries table ``fits``; dashed: the theory's slope through
+    the fitted constant. ``runs`` and ``labels``: from benign.theory.atlas_labels."""
+    sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
+    kinds = (("not overfitting", "not_overfitting"), ("harmful", "harmful"))
+    fig, axes = plt.subplots(len(kinds), len(sweeps), figsize=(5 * len(sweeps), 4 * len(kinds)),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    colours = plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(horizons)))
+    for j, sweep in enumerate(sweeps):
+        swept = runs[runs["setting"] == sweep]
+        axis = "d" if swept["d"].nunique() > 1 else "n"
+        other = "n" if axis == "d" else "d"
+        fixed = float(swept[other].iloc[0])
+        for i, (boundary, regime) in enumerate(kinds):
+            ax = axes[i, j]
+            for colour, horizon in zip(colours, horizons):
+                points = boundaries.regime_transitions(swept, labels[labels["horizon"] == horizon], regime)
+                if len(points):
+                    half = 1.96 * points["log_se"].fillna(0.0).to_numpy()
+                    y = points["mu_star"].to_numpy()
+                    ax.errorbar(points[axis], y, yerr=[y - y * np.exp(-half), y * np.exp(half) - y], fmt="o",
+                                color=colour, ms=4, capsize=2, label=f"{horizon:,} steps: transitions")  # fmt: skip
+                row = fits[(fits["horizon"] == horizon) & (fits["boundary"] == boundary)]
+                if not len(row):
+                    continue
+                row = row.iloc[0]
+                x = np.geomspace(swept[axis].min(), swept[axis].max(), 50)
+                d, n = (x, fixed) if axis == "d" else (fixed, x)
+                slope = row["a"] if axis == "d" else row["b"]
+                if np.isfinite(row["a"]) and np.isfinite(slope):
+                    b = row["b"] if np.isfinite(row["b"]) else 0.0
+                    ax.plot(x, row["c"] * d ** row["a"] * n**b, color=colour, lw=1.6, label=f"fit: slope {slope:.2f}")
+                if np.isfinite(row["c_theory"]):
+                    theory = row["theory_a"] if axis == "d" else row["theory_b"]
+                    ax.plot(x, row["c_theory"] * d ** row["theory_a"] * n ** row["theory_b"], color=colour, lw=1.1,
+                            ls="--", label=f"theory: slope {theory:g}")  # fmt: skip
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            values = np.sort(swept[axis].unique())
+            ax.set_xticks(values, [f"{v:g}" for v in values])
+            ax.minorticks_off()
+            ax.set_xlabel("token dimension d" if axis == "d" else "training samples n")
+            ax.set_ylabel(f"transition {NORM}*")
+            ax.set_title(f"{boundary} boundary, {sweep} ({other} = {fixed:g})")
+            ax.legend(fontsize=7)
+    note = (f"transitions: logistic fits of the seeds' labels along {NORM} (docs/regimes.md#fitted-boundaries), "
+            f"bars 95% intervals; {seeds_note(runs)}; lines from results/tables/regime_boundaries")  # fmt: skip
     save(fig, stem, note)
 
 

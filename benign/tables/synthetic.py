@@ -1,4 +1,5 @@
-"""The synthetic-data table: the named settings with their final metrics and regimes."""
+"""The synthetic-data table: the named settings with their final metrics and regimes, and the
+seeds' regimes at several horizons (a label depends on when a run is stopped)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,26 @@ import pandas as pd
 from benign import registry
 from benign.metrics import first_step_per_run
 from benign.tables.common import MISSING, PathLike, num, seed_stats, seeds_cell, write
-from benign.theory import REGIME_LABELS, classify_regime, classify_regimes
+from benign.theory import REGIME_LABELS, REGIMES, classify_regime, classify_regimes, regimes_at
+
+SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training"}
 
 
 def synthetic_regimes(
     runs: pd.DataFrame,
     stem: PathLike,
-    settings: Sequence[str] = ("harmful", "benign", "not_overfitting"),
+    settings: Sequence[str] = ("harmful", "benign", "not_overfitting", "delayed"),
     fit_threshold: float = 1.0,
     test_threshold: float = 0.9,
     curves: pd.DataFrame | None = None,
+    horizons: Sequence[int] = (),
 ) -> pd.DataFrame:
     """One row per (model, named setting): parameters, SNR, mean final metrics over seeds,
     the regime of the means and the per-seed regimes (theory.classify_regime thresholds).
     With ``curves``, also the logged step from which each seed's flipped labels are fitted
-    (fraction >= fit_threshold): when noise fitting sets in, which a final-step label hides."""
+    (fraction >= fit_threshold): when noise fitting sets in, which a final-step label hides;
+    and, per horizon in ``horizons`` up to the setting's training length, the fraction of seeds
+    in each regime at that step (theory.regimes_at)."""
     runs = runs[runs["setting"].isin(settings)]
     rank = {**{m: i for i, m in enumerate(registry.MODELS)}, **{s: i for i, s in enumerate(settings)}}
     runs = runs.sort_values(["model", "setting"], key=lambda col: col.map(rank), kind="stable")
@@ -46,6 +52,7 @@ def synthetic_regimes(
                     row["train_acc_noisy_mean"], row["test_acc_mean"], fit_threshold, test_threshold
                 ),
                 "seed_regimes": ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in counts.items()),
+                **_at_horizons(ok_group, curves, horizons, fit_threshold, test_threshold),
             }
         )
     table = pd.concat(
@@ -54,7 +61,7 @@ def synthetic_regimes(
     display = pd.DataFrame(
         {
             "Model": table["model"].map(registry.label),
-            "Setting": table["setting"].map(lambda s: REGIME_LABELS.get(s, s)),
+            "Setting": table["setting"].map(lambda s: SETTING_LABELS.get(s, s)),
             "d": table["d"],
             "‖μ‖": table["signal_norm"].map("{:g}".format),
             "n": table["n"],
@@ -71,6 +78,8 @@ def synthetic_regimes(
             "Flipped labels fitted from step": table["flipped_fitted_from_step"],
         }
     )
+    for h in horizons if curves is not None else ():
+        display[f"Seeds' regimes at step {h}"] = table[f"regimes_at_{h}"]
     if curves is None:
         display = display.drop(columns="Flipped labels fitted from step")
     header = [
@@ -80,7 +89,9 @@ def synthetic_regimes(
         "else harmful. SNR = ‖μ‖ / (σ √d)."
         + (
             " Flipped labels fitted from step: the first logged step at which a seed's flipped labels are "
-            f"fitted (fraction ≥ {fit_threshold:g}), the range over seeds, and how many seeds got there."
+            f"fitted (fraction ≥ {fit_threshold:g}), the range over seeds, and how many seeds got there. "
+            "Seeds' regimes at step h: the fraction of seeds in each regime, labelled at the last logged step up "
+            "to h (a setting trained for fewer steps than h has none)."
             if curves is not None
             else ""
         ),
@@ -103,6 +114,25 @@ def _fit_steps(ok_group: pd.DataFrame, curves: pd.DataFrame | None, fit_threshol
     lo, hi = int(reached.min()), int(reached.max())
     span = f"{lo}" if lo == hi else f"{lo}–{hi}"
     return f"{span} ({len(reached)} of {total} seeds)"
+
+
+def _at_horizons(ok_group, curves, horizons, fit_threshold: float, test_threshold: float) -> dict:
+    """{'regimes_at_<h>': 'benign 2/3, not overfitting 1/3'} per horizon h the runs reach."""
+    out = {f"regimes_at_{h}": "" for h in horizons}
+    if curves is None or ok_group.empty or not len(horizons):
+        return out
+    c = curves[curves["run_id"].isin(ok_group["run_id"])]
+    steps = int(ok_group["steps"].max())
+    reached = [h for h in horizons if h <= steps]
+    if not reached:
+        return out
+    labels = regimes_at(c, reached, fit_threshold, test_threshold)
+    total = ok_group["run_id"].nunique()
+    for h, at in labels.groupby("horizon"):
+        counts = at["regime"].fillna("none").value_counts()
+        order = [r for r in (*REGIMES, "none") if r in counts]
+        out[f"regimes_at_{h}"] = ", ".join(f"{r.replace('_', ' ')} {counts[r]}/{total}" for r in order)
+    return out
 
 
 def _single(group: pd.DataFrame, col: str):

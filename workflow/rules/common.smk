@@ -27,6 +27,9 @@ except ConfigError as err:
 
 SYN = config["synthetic"]
 FITS = SYN.get("boundary_fits", {})
+# The token sweep read by the delay-scan table (docs/regimes.md#delay-scan), if configured.
+DELAY_SCAN = "delay_scan"
+HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
 MODELS = plan.configured_models(config)
 SYN_TABLES = ["runs", "curves", "attention"]
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
@@ -104,9 +107,11 @@ def all_outputs():
         out += [f"results/tables/regime_boundaries.{ext}" for ext in ("csv", "md")]
         out += [
             f"results/figures/{name}.{ext}"
-            for name in ("regime_map", "generalization_delay")
+            for name in ("regime_map", "boundary_scaling", "generalization_delay")
             for ext in ("png", "pdf")
         ]
+    if HAS_DELAY_SCAN:
+        out += [f"results/tables/delay_scan.{ext}" for ext in ("csv", "md")]
     if REAL_CELLS:
         out += [
             f"results/figures/{name}.{ext}"

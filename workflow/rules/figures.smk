@@ -46,7 +46,16 @@ rule figure_softmax_dynamics:
 
 rule figure_loss_heatmap:
     input:
-        runs=lambda wc: f"results/synthetic/{model_of(wc.loss_heatmap)}/runs.parquet",
+        unpack(
+            lambda wc: {
+                "runs": f"results/synthetic/{model_of(wc.loss_heatmap)}/runs.parquet",
+                **(
+                    {"fits": "results/tables/regime_boundaries.csv"}
+                    if FITS and model_of(wc.loss_heatmap) == FITS["model"]
+                    else {}
+                ),
+            }
+        ),
     output:
         png=report(
             "results/figures/{loss_heatmap}.png",
@@ -105,9 +114,33 @@ rule table_synthetic_regimes:
         "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
+        horizons=SYN["regimes_table"]["horizons"],
         code=code("table_synthetic_regimes.py"),
     script:
         "../scripts/table_synthetic_regimes.py"
+
+
+rule table_delay_scan:
+    input:
+        runs="results/synthetic/token/runs.parquet",
+        curves="results/synthetic/token/curves.parquet",
+    output:
+        csv=report(
+            "results/tables/delay_scan.csv",
+            caption="../report/delay_scan.rst",
+            category="Tables",
+        ),
+        md="results/tables/delay_scan.md",
+    log:
+        "logs/tables/delay_scan.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        sweep=DELAY_SCAN,
+        criteria={"test_threshold": SYN["regime"]["test_threshold"]},
+        code=code("table_delay_scan.py"),
+    script:
+        "../scripts/table_delay_scan.py"
 
 
 rule table_regime_boundaries:
@@ -155,6 +188,30 @@ rule figure_regime_map:
         code=code("figure_regime_map.py"),
     script:
         "../scripts/figure_regime_map.py"
+
+
+rule figure_boundary_scaling:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
+        fits="results/tables/regime_boundaries.csv",
+    output:
+        png=report(
+            "results/figures/boundary_scaling.png",
+            caption="../report/boundary_scaling.rst",
+            category="Synthetic",
+        ),
+        pdf="results/figures/boundary_scaling.pdf",
+    log:
+        "logs/figures/boundary_scaling.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        regime=SYN["regime"],
+        code=code("figure_boundary_scaling.py"),
+    script:
+        "../scripts/figure_boundary_scaling.py"
 
 
 rule figure_generalization_delay:

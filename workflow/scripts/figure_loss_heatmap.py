@@ -1,4 +1,7 @@
-"""Rule figure_loss_heatmap: paper Figures 5 (token model) and 7 (encoder)."""
+"""Rule figure_loss_heatmap: paper Figures 5 (token model) and 7 (encoder), with the fitted
+regime boundaries where the model's atlas was fitted."""
+
+import pandas as pd
 
 from benign.figures import synthetic as figures
 from benign.io import log_to
@@ -8,6 +11,7 @@ log_to(snakemake.log[0])
 figures.loss_heatmap(
     read_parquet(snakemake.input.runs, RUNS),
     snakemake.output.png.removesuffix(".png"),
+    fits=pd.read_csv(snakemake.input.fits) if "fits" in snakemake.input.keys() else None,
     model=snakemake.params.model,
     **snakemake.params.boundaries,
 )

@@ -9,5 +9,6 @@ tables.synthetic_regimes(
     read_parquet(snakemake.input.runs, RUNS),
     snakemake.output.csv.removesuffix(".csv"),
     curves=read_parquet(snakemake.input.curves, CURVES),
+    horizons=snakemake.params.horizons,
     **snakemake.params.regime,
 )
