@@ -12,7 +12,7 @@ from benchmarks.common import RESULTS
 README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 ORDER = [
-    "token_single", "token_row", "token_grid", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
+    "token_single", "token_row", "token_grid", "atlas", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
     "real_phase2", "dry_run",
 ]  # fmt: skip
 
@@ -47,6 +47,9 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
             f"of {f32['steps_compared']} steps; float64 ref: "
             f"{_e(ag['float64_reference_vs_ours_prefix']['max_abs_train_loss_diff'])}"
         )
+    elif name == "atlas":
+        ours = f"{_s(o['wall_s'])} ({o['runs']} runs; {_s(o['cpu_s_sum'])} of job time)"
+        refs, agree = "-", "-"
     elif name in ("token_row", "token_grid"):
         ours = _s(o["wall_s"])
         refs = f"{_s(ref['wall_s_logging_every_step'])} (extrapolated)"

@@ -28,6 +28,7 @@ BENCHMARKS = {
     "token_single": ("benchmarks.bench_token", "token_single"),
     "token_row": ("benchmarks.bench_token", "token_row"),
     "token_grid": ("benchmarks.bench_token", "token_grid"),
+    "atlas": ("benchmarks.bench_token", "atlas"),
     "encoder_500": ("benchmarks.bench_encoder", "encoder_500"),
     "encoder_2000": ("benchmarks.bench_encoder", "encoder_2000"),
     "encoder_grid": ("benchmarks.bench_encoder", "encoder_grid"),

@@ -216,4 +216,4 @@ def test_delay_scan_finds_a_rise_after_the_fit(tmp_path):
     assert table.loc[(16, 1.0), "uniform_snr"] == pytest.approx(1 / np.sqrt(32))
     assert table.loc[(16, 1.0), "test_acc_at_fit"] == pytest.approx(0.58)
     md = (tmp_path / "scan.md").read_text()
-    assert "1 of 3 cells have such a seed" in md and "| 16 | 1 |" in md
+    assert "1 of 3 cells have such a seed" in md and "| 16 | 1 |" in md and "10 (2 of 2 seeds)" in md

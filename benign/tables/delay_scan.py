@@ -73,10 +73,11 @@ def delay_scan(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike, rise: f
 
 
 def _span(row: pd.Series) -> str:
-    if row["fitted"] == 0:
-        return f"never (0 of {row['seeds']} seeds)"
+    fitted, seeds = int(row["fitted"]), int(row["seeds"])
+    if fitted == 0:
+        return f"never (0 of {seeds} seeds)"
     lo, hi = int(row["fit_step_min"]), int(row["fit_step_max"])
-    return f"{lo if lo == hi else f'{lo}–{hi}'} ({row['fitted']} of {row['seeds']} seeds)"
+    return f"{lo if lo == hi else f'{lo}–{hi}'} ({fitted} of {seeds} seeds)"
 
 
 def _values(column: pd.Series) -> str:
