@@ -300,9 +300,13 @@ def atlas(ctx: Context) -> dict:
     return {
         "description": f"the regime atlas of config/config.yaml (sweeps {', '.join(sweeps)}): {runs} runs in "
         f"{len(jobs)} jobs, {workers} worker processes at 1 thread",
-        "ours": {"how": "train_runs per job, longest jobs first", "wall_s": round(wall, 1),
-                 "job_wall_s": {k: round(v, 1) for k, v in walls.items()}, "cpu_s_sum": round(sum(walls.values()), 1),
-                 "runs": runs},  # fmt: skip
+        "ours": {
+            "how": "train_runs per job, longest jobs first",
+            "wall_s": round(wall, 1),
+            "job_wall_s": {k: round(v, 1) for k, v in walls.items()},
+            "cpu_s_sum": round(sum(walls.values()), 1),
+            "runs": runs,
+        },  # fmt: skip
         "reference": None,
         "ratio": None,
         "agreement": None,
