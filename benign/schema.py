@@ -71,6 +71,7 @@ ATTENTION = pa.schema(
         ("token", pa.int64()),  # 0..T-1 input tokens; -1 is the encoder's [CLS] itself
         ("probability", pa.float64()),
         ("noisy", pa.bool_()),  # the sample's training label was flipped
+        ("fitted", pa.bool_()),  # at this step the model predicts the label trained on
     ]
 )
 # fmt: on

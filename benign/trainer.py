@@ -181,7 +181,8 @@ def train_batch(
                         )
                     )
             if attention_runs:
-                attention.append((k, att[attention_runs].double().cpu().numpy()))
+                fitted = (model.y * f > 0)[attention_runs].cpu().numpy()
+                attention.append((k, att[attention_runs].double().cpu().numpy(), fitted))
         if k == steps:
             break
         if k not in wanted:
@@ -236,7 +237,7 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
         rows.append(row)
     runs = pd.DataFrame(rows)
     att_rows = []
-    for k, arr in attention:
+    for k, arr, fitted in attention:
         _, n, TT = arr.shape
         for j, b in enumerate(attention_runs):
             probs = arr[j]
@@ -250,13 +251,14 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
                         "token": np.tile(token_index, n),
                         "probability": probs.reshape(-1),
                         "noisy": np.repeat(noisy[b].numpy(), TT),
+                        "fitted": np.repeat(fitted[j], TT),
                     }
                 )
             )
     adf = (
         pd.concat(att_rows, ignore_index=True)
         if att_rows
-        else pd.DataFrame(columns=["run_id", "step", "sample", "token", "probability", "noisy"])
+        else pd.DataFrame(columns=["run_id", "step", "sample", "token", "probability", "noisy", "fitted"])
     )
     return runs, cdf, adf
 

@@ -58,3 +58,24 @@ def test_a_fitted_boundary_agrees_with_the_cells_on_its_side():
     assert cells > 100 and share >= 0.9
     below, _ = agreement(runs.assign(above=~runs["above"]), "above", fit, above=False)
     assert below >= 0.9  # the other side, labelled the other way
+
+
+def test_the_table_says_where_a_power_law_does_not_describe_the_cells(tmp_path):
+    from benign.tables import boundaries as tables
+
+    good = labels_from_law(a=0.5, b=-0.5, c=2.0, seeds=3)
+    bent = good.copy()  # one line's labels flipped above its transition: not one transition any more
+    line = (bent["n"] == 10) & (bent["d"] >= 1000)
+    bent.loc[line, "above"] = ~bent.loc[line, "above"]
+    frames = []
+    for horizon, runs in ((1000, bent), (10000, good)):
+        frames.append(runs.assign(horizon=horizon, regime=np.where(runs["above"], "not_overfitting", "benign")))
+    cells = pd.concat(frames, ignore_index=True)
+    cells["run_id"] = [f"r{i}" for i in range(len(cells))]
+    runs = cells[["run_id", "d", "n", "signal_norm", "seed"]].assign(setting="atlas")
+    table = tables.regime_boundaries(runs, cells[["run_id", "horizon", "regime"]], tmp_path / "rb", "test", draws=3)
+    share = table.set_index(["boundary", "horizon"])["agreement"]
+    assert share[("not overfitting", 10000)] >= tables.AGREEMENT_LEVEL > share[("not overfitting", 1000)]
+    header = (tmp_path / "rb.md").read_text().split("\n| ")[0]
+    assert "does not describe the cells" in header and "not overfitting at 1000 steps" in header
+    assert "at 10000 steps" not in header

@@ -30,7 +30,7 @@ def test_token_projection(tmp_path):
     assert_rendered(tmp_path / "fig1")
 
 
-def attention_rows(run_id, T, samples=4, noisy=(1,), steps=range(0, 60, 10), cls=False, value=None):
+def attention_rows(run_id, T, samples=4, noisy=(1, 2), unfitted=(2,), steps=range(0, 60, 10), cls=False, value=None):
     tokens = np.arange(-1 if cls else 0, T)
     rows = []
     for step in steps:
@@ -38,10 +38,26 @@ def attention_rows(run_id, T, samples=4, noisy=(1,), steps=range(0, 60, 10), cls
             logits = rng.normal(size=tokens.size) + step / 10 * (tokens == 0)
             probs = np.exp(logits) / np.exp(logits).sum() if value is None else np.full(tokens.size, value)
             rows += [
-                dict(run_id=run_id, step=step, sample=sample, token=int(t), probability=float(p), noisy=sample in noisy)
+                dict(
+                    run_id=run_id,
+                    step=step,
+                    sample=sample,
+                    token=int(t),
+                    probability=float(p),
+                    noisy=sample in noisy,
+                    fitted=sample not in unfitted or step < 20,
+                )  # fmt: skip
                 for t, p in zip(tokens, probs)
             ]
     return rows
+
+
+def test_pick_samples_by_kind_at_the_last_step():
+    trace = frames.conform(attention_rows("r", T=4, samples=5, noisy=(1, 2, 4), unfitted=(2, 4)), schema.ATTENTION)
+    # sample 2 is fitted before step 20 and not at the end: judged at the last step
+    assert synthetic_figures.pick_samples(trace) == {"clean": 0, "noisy, fitted": 1, "noisy, not fitted": 2}
+    every_noisy_fitted = frames.conform(attention_rows("r", T=4, unfitted=()), schema.ATTENTION)
+    assert synthetic_figures.pick_samples(every_noisy_fitted)["noisy, not fitted"] is None
 
 
 @pytest.mark.parametrize("model", ["token", "encoder"])

@@ -98,6 +98,24 @@ def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike)
 # ---------------------------------------------------------------- softmax dynamics
 
 
+# (label, noisy, fitted at the last logged step; None: either)
+SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
+
+
+def pick_samples(trace: pd.DataFrame) -> dict[str, int | None]:
+    """The lowest-index training sample of each of SAMPLE_KINDS in one run's attention trace,
+    judged at its last logged step (None where the run has no such sample)."""
+    last = trace[trace["step"] == trace["step"].max()]
+    out = {}
+    for kind, noisy, fitted in SAMPLE_KINDS:
+        pick = last["noisy"] == noisy
+        if fitted is not None:
+            pick &= last["fitted"].fillna(False).astype(bool) == fitted
+        samples = last.loc[pick, "sample"]
+        out[kind] = int(samples.min()) if len(samples) else None
+    return out
+
+
 @plt.rc_context(STYLE)
 def softmax_dynamics(
     runs: pd.DataFrame,
@@ -106,15 +124,17 @@ def softmax_dynamics(
     model: str = "token",
     settings: Sequence[str] = ("benign", "harmful", "not_overfitting"),
 ) -> None:
-    """Figures 3 and 6: per-token softmax vs step for one clean and one noisy training sample.
+    """Figures 3 and 6: per-token softmax vs step for a clean training sample, a noisy one
+    fitted by the last step, and a noisy one not fitted by then (the paper's figure shows both
+    kinds where a run has both).
 
     One column per named setting (``runs.setting``) of ``model``; each uses its lowest-seed
-    run with status ok, and the lowest-index clean and noisy samples of that run.
+    run with status ok, and the lowest-index sample of each kind in that run.
     """
     runs = runs[(runs["model"] == model) & runs["setting"].isin(settings)]
     attention = attention[attention["run_id"].isin(runs["run_id"])]
     has_cls = bool((attention["token"] == -1).any())
-    fig, axes = panel_grid(2, len(settings), 3.4, 5.6)
+    fig, axes = panel_grid(len(SAMPLE_KINDS), len(settings), 3.4, 8.0)
     chosen = []
     for j, setting in enumerate(settings):
         candidates, _ = ok_runs(runs[runs["setting"] == setting])
@@ -130,14 +150,13 @@ def softmax_dynamics(
         )
         trace = attention[attention["run_id"] == run["run_id"]]
         require_finite(trace, ["probability"], f"attention of run {run['run_id']}")
-        for i, noisy in enumerate((False, True)):
+        picked = pick_samples(trace)
+        for i, (kind, _, _) in enumerate(SAMPLE_KINDS):
             ax = axes[i, j]
-            samples = trace.loc[trace["noisy"] == noisy, "sample"]
-            kind = "noisy" if noisy else "clean"
-            if samples.empty:
+            sample = picked[kind]
+            if sample is None:
                 ax.text(0.5, 0.5, f"no {kind} sample", ha="center", va="center", transform=ax.transAxes)
                 continue
-            sample = int(samples.min())
             probs = trace[trace["sample"] == sample].pivot(index="step", columns="token", values="probability")
             for token in probs.columns:
                 style = TOKEN_STYLES.get(token, IRRELEVANT_STYLE)
@@ -150,7 +169,7 @@ def softmax_dynamics(
             ax.text(0.98, 0.95, f"{kind} sample #{sample}", ha="right", va="top", transform=ax.transAxes, fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("gradient step")
-    for i, kind in enumerate(("clean", "noisy (flipped label)")):
+    for i, (kind, _, _) in enumerate(SAMPLE_KINDS):
         axes[i, 0].set_ylabel(f"{kind} sample\nsoftmax probability")
     axes[0, 0].set_ylim(-0.02, 1.02)
     handles = [Line2D([], [], **s) for t, s in TOKEN_STYLES.items() if t >= 0 or has_cls] + [

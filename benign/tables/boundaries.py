@@ -12,6 +12,7 @@ from benign.tables.common import MISSING, PathLike, write
 # (label, regime, the theory's exponent of d, of n): ||mu|| = c1 sqrt(d / n) and ||mu|| = c2 d^(1/4)
 BOUNDARIES = (("not overfitting", "not_overfitting", 0.5, -0.5), ("harmful", "harmful", 0.25, 0.0))
 PARAMS = ("c", "a", "b")
+AGREEMENT_LEVEL = 0.9  # a fit describes its cells when at least this share on its side is in the regime
 
 
 def regime_boundaries(
@@ -51,7 +52,16 @@ def regime_boundaries(
             rows.append({**row, "theory_a": theory_a, "theory_b": theory_b})
     table = pd.DataFrame(rows)
     sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
-    write(table, _display(table), _header(sweeps, horizons, criteria, draws), stem)
+    header = _header(sweeps, horizons, criteria, draws)
+    poor = table[table["agreement"] < AGREEMENT_LEVEL]
+    if len(poor):
+        where = "; ".join(f"{r.boundary} at {r.horizon} steps ({r.agreement:.0%})" for r in poor.itertuples())
+        header.append(
+            f"**Where the power law does not describe the cells** (under {AGREEMENT_LEVEL:.0%} of the cells on the "
+            f"regime's side in the regime): {where}. There the labels along ||mu|| are not one transition; "
+            "results/figures/regime_map shows which cells break it."
+        )
+    write(table, _display(table), header, stem)
     return table
 
 
