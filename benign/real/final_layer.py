@@ -144,21 +144,41 @@ class FinalBlock(nn.Module):
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """hidden (B, T, d) entering the layer, mask (B, T) True for real tokens ->
         (output at position 0 (B, d), attention from position 0 (B, H, T))."""
-        B, T, d = hidden.shape
+        bias = self.query.bias[None] if self.query.bias is not None else None
+        out, attn = self.forward_runs(
+            hidden[None], mask[None] if mask is not None else None, self.query.weight[None], bias, self.key.weight[None]
+        )
+        return out[0], attn[0]
+
+    def forward_runs(
+        self,
+        hidden: torch.Tensor,
+        mask: torch.Tensor | None,
+        query_weight: torch.Tensor,
+        query_bias: torch.Tensor | None,
+        key_weight: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """R runs at once, each with its own query and key (the phase-2 parameters) and the
+        layer's other, frozen parts: hidden (R, B, T, d), mask (R, B, T) or None, query_weight
+        and key_weight (R, d, d), query_bias (R, d) or None -> (output at position 0 (R, B, d),
+        attention from position 0 (R, B, H, T))."""
+        R, B, T, d = hidden.shape
         H, dh = self.cfg.num_heads, self.head_dim
         tokens = self.norm_attn(hidden) if self.cfg.pre_norm else hidden
-        q = self.query(tokens[:, 0]).view(B, H, dh)
-        u = torch.einsum("bhe,hed->bhd", q, self.key.weight.view(H, dh, d))
-        scores = torch.einsum("bhd,btd->bht", u, tokens) * dh**-0.5
+        q = torch.bmm(tokens[:, :, 0], query_weight.transpose(1, 2))  # (R, B, d)
+        if query_bias is not None:
+            q = q + query_bias[:, None]
+        u = torch.einsum("rbhe,rhed->rbhd", q.view(R, B, H, dh), key_weight.view(R, H, dh, d))
+        scores = torch.einsum("rbhd,rbtd->rbht", u, tokens) * dh**-0.5
         if mask is not None:
-            scores = scores.masked_fill(~mask[:, None, :], torch.finfo(scores.dtype).min)
+            scores = scores.masked_fill(~mask[:, :, None, :], torch.finfo(scores.dtype).min)
         attn = scores.softmax(dim=-1)
-        mixed = torch.einsum("bht,btd->bhd", attn, tokens)
-        context = torch.einsum("bhd,hed->bhe", mixed, self.value.weight.view(H, dh, d))
+        mixed = torch.einsum("rbht,rbtd->rbhd", attn, tokens)
+        context = torch.einsum("rbhd,hed->rbhe", mixed, self.value.weight.view(H, dh, d))
         if self.value.bias is not None:
             context = context + self.value.bias.view(H, dh)
-        attended = self.attn_out(context.reshape(B, d))
-        x0 = hidden[:, 0]
+        attended = self.attn_out(context.reshape(R, B, d))
+        x0 = hidden[:, :, 0]
         if self.cfg.pre_norm:
             h = x0 + (self.scale_attn * attended if self.cfg.layer_scale else attended)
             mlp = self.mlp_out(self.act(self.mlp_in(self.norm_mlp(h))))

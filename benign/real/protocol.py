@@ -5,7 +5,8 @@ Per seed, a permutation of the training rows gives the clean pretraining set (it
 ``pretrain_size`` rows) and the fine-tuning set (the next n), so the pretraining set is
 shared by every n and the fine-tuning sets are nested across n. Label noise is drawn once
 per training row and seed (``label_noise.draw_nested_noise``), so it is nested across eta
-and across n. One call of ``run_cell`` covers every eta of one (data set, backbone, n, seed).
+and across n. One call of ``run_cell`` covers every eta of one (data set, backbone, n, seed),
+its phase-2 runs trained as one program (``benign.real.batched``).
 
 Random streams (all derived from the seed): "real_split", "real_label_noise",
 "real_head_init", "real_pretrain_shuffle", "real_qk_init", "real_finetune_shuffle". The
@@ -27,6 +28,7 @@ import torch
 from benign.device import pick_device
 from benign.label_noise import draw_nested_noise
 from benign.real.backbones import reinit_linear
+from benign.real.batched import Run, finetune_runs
 from benign.real.features import FeatureCache, load_features
 from benign.real.final_layer import FinalBlock, Head, drop_padding, make_head
 from benign.real.trainer import Epoch, Forward, TrainConfig, evaluate, train
@@ -167,8 +169,8 @@ def run_cell(
 
     Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
     ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
-    column holds what was actually loaded. A run's wall time is its phase 2 plus an equal
-    share of phase 1.
+    column holds what was actually loaded. A run's wall time is an equal share of the batched
+    phase 2 and of phase 1.
     """
     device = pick_device() if device is None else torch.device(device)
     cache = load_features(features_path)
@@ -190,13 +192,28 @@ def run_cell(
     hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
     test_set = (*on_device(*drop_padding(*cache.test_hidden()), device=device), cache.y_test.to(device))
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
+    # Every eta's phase 2 as one program (benign.real.batched): the runs share the seed's rows,
+    # head, query/key initialisation and batch order, and differ in their labels.
+    batch = [
+        Run(
+            f"eta={eta:.3f}",
+            0,
+            noise.labels(eta)[finetune_rows].to(device),
+            phase_one.head,
+            generator(seed, "real_qk_init"),
+            generator(seed, "real_finetune_shuffle"),
+        )  # fmt: skip
+        for eta in etas
+    ]
+    start = time.perf_counter()
+    results = finetune_runs(
+        block, batch, hidden[None], mask[None] if mask is not None else None, test_set, phase_two_cfg,
+        f"phase 2, {len(batch)} noise rates",
+    )  # fmt: skip
+    wall_two = (time.perf_counter() - start) / len(batch)
     runs, attention = [], []
-    for eta in etas:
+    for eta, two in zip(etas, results):
         rid = run_id(name, backbone_name, n, eta, seed)
-        labels = noise.labels(eta)[finetune_rows].to(device)
-        two = finetune_query_key(
-            block, phase_one.head, (hidden, mask, labels), test_set, seed, phase_two_cfg, f"phase 2 eta={eta:.3f}"
-        )
         log.info(
             "%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, two.train_loss, two.test_acc
         )
@@ -221,7 +238,7 @@ def run_cell(
                 test_loss=two.test_loss,
                 test_acc=two.test_acc,
                 status="ok",
-                wall_time_s=two.wall_time_s + phase_one.wall_time_s / len(etas),
+                wall_time_s=wall_two + phase_one.wall_time_s / len(etas),
                 device=str(device),
                 code_version=code_version,
             )

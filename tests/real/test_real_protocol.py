@@ -105,7 +105,7 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     assert (
         attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()
     ).all()
-    assert "phase 2 eta=0.500 epoch 4/4 loss" in caplog.text and "elapsed" in caplog.text
+    assert "phase 2, 2 noise rates: epoch 4/4 loss per run" in caplog.text and "elapsed" in caplog.text
 
 
 def test_run_cell_is_deterministic(features):

@@ -1,0 +1,72 @@
+"""Phase 2 batched over runs (benign/real/batched.py) equals the same runs trained one by one."""
+
+import copy
+
+import pytest
+import torch
+from real_helpers import tiny_model
+
+from benign.real.batched import Run, finetune_runs
+from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
+from benign.real.protocol import finetune_query_key
+from benign.real.trainer import TrainConfig
+from benign.synthetic import generator
+
+SEEDS, ETAS, N, T, N_TEST = (3, 8), (0.0, 0.2), 10, 6, 7
+
+
+def problem(kind: str, dtype: torch.dtype):
+    """A tiny backbone's final layer, two seeds' fine-tuning inputs, heads and noisy labels."""
+    model = tiny_model(kind).to(dtype)
+    block = FinalBlock.from_backbone(model).requires_grad_(False)
+    g = torch.Generator().manual_seed(0)
+    hidden = torch.randn(len(SEEDS), N, T, 32, generator=g, dtype=dtype)
+    test_hidden = torch.randn(N_TEST, T, 32, generator=g, dtype=dtype)
+    mask = test_mask = None
+    if kind == "bert":  # padded texts: the last positions of some samples are padding
+        lengths = torch.randint(2, T + 1, (len(SEEDS), N), generator=g)
+        mask = torch.arange(T) < lengths[..., None]
+        test_mask = torch.arange(T) < torch.randint(2, T + 1, (N_TEST,), generator=g)[:, None]
+    heads = [
+        make_head(32, 3, backbone_pooler(model), 0.02, generator(seed, "real_head_init"))
+        .to(dtype)
+        .requires_grad_(False)
+        for seed in SEEDS
+    ]
+    labels = {(s, eta): torch.randint(0, 3, (N,), generator=g) for s in range(len(SEEDS)) for eta in ETAS}
+    test_set = (test_hidden, test_mask, torch.randint(0, 3, (N_TEST,), generator=g))
+    return block, hidden, mask, heads, labels, test_set
+
+
+@pytest.mark.parametrize("kind", ["bert", "vit"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
+    block, hidden, mask, heads, labels, test_set = problem(kind, dtype)
+    cfg = TrainConfig(epochs=4, batch_size=4, log_every=100)  # 10 rows: batches of 4, 4, 2
+    cells = [(s, eta) for s in range(len(SEEDS)) for eta in ETAS]
+    runs = [
+        Run(
+            f"seed {SEEDS[s]} eta {eta}",
+            s,
+            labels[(s, eta)],
+            heads[s],
+            generator(SEEDS[s], "real_qk_init"),
+            generator(SEEDS[s], "real_finetune_shuffle"),
+        )  # fmt: skip
+        for s, eta in cells
+    ]
+    batched = finetune_runs(copy.deepcopy(block), runs, hidden, mask, test_set, cfg)
+    tol = dict(rel=1e-9, abs=1e-12) if dtype == torch.float64 else dict(rel=2e-4, abs=1e-6)
+    for (s, eta), ours in zip(cells, batched):
+        alone = finetune_query_key(
+            copy.deepcopy(block), heads[s], (hidden[s], mask[s] if mask is not None else None, labels[(s, eta)]),
+            test_set, SEEDS[s], cfg, "alone",
+        )  # fmt: skip
+        for a, b in zip(alone.history, ours.history):
+            assert a.epoch == b.epoch and a.acc == pytest.approx(b.acc)
+            assert b.loss == pytest.approx(a.loss, **tol) and b.max_attention == pytest.approx(a.max_attention, **tol)
+        for key in ("train_loss", "test_loss"):
+            assert getattr(ours, key) == pytest.approx(getattr(alone, key), **tol)
+        assert (ours.train_acc, ours.test_acc) == (alone.train_acc, alone.test_acc)
+    # the runs really differ (seeds and labels), so equality is not that of one run copied
+    assert len({round(r.history[-1].loss, 8) for r in batched}) == len(batched)
