@@ -58,6 +58,12 @@ def test_pick_samples_by_kind_at_the_last_step():
     assert synthetic_figures.pick_samples(trace) == {"clean": 0, "noisy, fitted": 1, "noisy, not fitted": 2}
     every_noisy_fitted = frames.conform(attention_rows("r", T=4, unfitted=()), schema.ATTENTION)
     assert synthetic_figures.pick_samples(every_noisy_fitted)["noisy, not fitted"] is None
+    # the figure takes the lowest seed whose run has every kind, else the lowest seed
+    runs = frames.runs([dict(run_id="s1", seed=1), dict(run_id="s2", seed=2), dict(run_id="s3", seed=3)])
+    att = frames.conform(attention_rows("s1", T=4, unfitted=()) + attention_rows("s2", T=4)
+                         + attention_rows("s3", T=4), schema.ATTENTION)  # fmt: skip
+    assert synthetic_figures._run_with_every_kind(runs, att)[0]["seed"] == 2
+    assert synthetic_figures._run_with_every_kind(runs.iloc[:1], att)[0]["seed"] == 1
 
 
 @pytest.mark.parametrize("model", ["token", "encoder"])

@@ -102,6 +102,20 @@ def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike)
 SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
 
 
+def _run_with_every_kind(candidates: pd.DataFrame, attention: pd.DataFrame):
+    """(run, its trace, its picked samples): the lowest-seed run that has a sample of every kind
+    of SAMPLE_KINDS, else the lowest-seed run."""
+    first = None
+    for _, run in candidates.iterrows():
+        trace = attention[attention["run_id"] == run["run_id"]]
+        require_finite(trace, ["probability"], f"attention of run {run['run_id']}")
+        picked = pick_samples(trace)
+        if all(s is not None for s in picked.values()):
+            return run, trace, picked
+        first = first or (run, trace, picked)
+    return first
+
+
 def pick_samples(trace: pd.DataFrame) -> dict[str, int | None]:
     """The lowest-index training sample of each of SAMPLE_KINDS in one run's attention trace,
     judged at its last logged step (None where the run has no such sample)."""
@@ -143,14 +157,12 @@ def softmax_dynamics(
             for ax in axes[:, j]:
                 ax.text(0.5, 0.5, "no run with status ok", ha="center", va="center", transform=ax.transAxes)
             continue
-        run = candidates.sort_values("seed").iloc[0]
+        run, trace, picked = _run_with_every_kind(candidates.sort_values("seed"), attention)
         chosen.append(run)
         axes[0, j].set_title(
-            f"{REGIME_LABELS.get(setting, setting)}\nd = {run['d']}, {NORM} = {run['signal_norm']:g} (SNR = {run['snr']:.3f})"
+            f"{REGIME_LABELS.get(setting, setting)}\nd = {run['d']}, {NORM} = {run['signal_norm']:g} "
+            f"(SNR = {run['snr']:.3f}), seed {run['seed']}"
         )
-        trace = attention[attention["run_id"] == run["run_id"]]
-        require_finite(trace, ["probability"], f"attention of run {run['run_id']}")
-        picked = pick_samples(trace)
         for i, (kind, _, _) in enumerate(SAMPLE_KINDS):
             ax = axes[i, j]
             sample = picked[kind]
@@ -463,6 +475,11 @@ def boundary_scaling(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFram
             values = np.sort(swept[axis].unique())
             ax.set_xticks(values, [f"{v:g}" for v in values])
             ax.minorticks_off()
+            low, high = ax.get_ylim()  # ticks at the swept norms: a narrow log range has no decade tick
+            norms = [m for m in np.sort(swept["signal_norm"].unique()) if low <= m <= high]
+            if len(norms) >= 2:
+                ax.set_yticks(norms, [f"{m:g}" for m in norms])
+                ax.set_ylim(low, high)
             ax.set_xlabel("token dimension d" if axis == "d" else "training samples n")
             ax.set_ylabel(f"transition {NORM}*")
             ax.set_title(f"{boundary} boundary, {sweep} ({other} = {fixed:g})")
