@@ -28,7 +28,7 @@ def real_phase2(ctx: Context) -> dict:
     out = ctx.out / "real_phase2.script.json"
     argv = ["real_phase2.py", "--threads", str(ctx.threads), "--out", str(out)]
     if ctx.quick:
-        argv += ["--n", "32", "--cached-epochs", "3", "--full-epochs", "1"]
+        argv += ["--n", "32", "--cached-epochs", "3", "--full-epochs", "1", "--batch-runs", "2"]
     saved = sys.argv
     sys.argv = argv
     try:
@@ -50,6 +50,8 @@ def real_phase2(ctx: Context) -> dict:
             "s_per_epoch": raw["cached_s_per_epoch"],
             "epochs_timed": raw["cached_epochs_timed"],
             "priced_2000_epochs_s": raw["cached_2000_epochs_s"],
+            "batched_s_per_run_epoch": raw["batched_s_per_run_epoch"],
+            "batched_speedup_over_one_run": raw["batched_speedup_over_one_run"],
         },  # fmt: skip
         "reference": {
             "how": "the full backbone forward every batch (inputs padded to max_length)",

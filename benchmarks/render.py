@@ -92,6 +92,11 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         agree = f"losses after the same steps: max abs diff {_e(ag['max_abs_loss_diff'])}"
     elif name == "real_phase2":
         ours = f"{_s(o['s_per_epoch'])}/epoch"
+        if o.get("batched_s_per_run_epoch"):
+            ours += "; batched, per run: " + ", ".join(
+                f"{R} runs {_s(s)} ({o['batched_speedup_over_one_run'][R]:.1f}x)"
+                for R, s in o["batched_s_per_run_epoch"].items()
+            )
         refs = f"{_s(ref['s_per_epoch'])}/epoch"
         agree = f"epoch loss max abs diff {_e(ag['epoch_loss_max_abs_diff'])}, logits {_e(ag['logits_max_abs_diff_before_training'])}"
     elif name == "dry_run":
