@@ -36,3 +36,20 @@ def test_warning_for_eta_that_flips_nothing(cfg):
     cfg = copy.deepcopy(cfg)
     cfg["synthetic"]["defaults"]["eta"] = 0.01
     assert any("flips no label" in w for w in bc.warnings(cfg))
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """A config file given with --configfile, merged into config/config.yaml as Snakemake merges."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def test_smoke_config_replaces_every_default_sweep(cfg, root):
+    """A default sweep the smoke config does not replace would train at full size in the tests."""
+    smoke = _merged(cfg, yaml.safe_load((root / "config/smoke.yaml").read_text()))
+    runs = [r for job in plan.synthetic_jobs(smoke).values() for r in job]
+    assert max(r["steps"] for r in runs) <= 300 and max(r["d"] for r in runs) <= 200, (
+        "a full-size run in the smoke config"
+    )
