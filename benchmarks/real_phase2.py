@@ -122,7 +122,7 @@ def main() -> None:
         batched_s = {}
         for R in args.batch_runs:  # R runs of the cell, each with its own labels and generators
             g = torch.Generator().manual_seed(R)
-            runs = [Run(f"r{r}", 0, labels[torch.randperm(args.n, generator=g)], head,
+            runs = [Run(0, labels[torch.randperm(args.n, generator=g)], head,
                         torch.Generator().manual_seed(r), torch.Generator().manual_seed(100 + r)) for r in range(R)]  # fmt: skip
             test = (hidden[:8], mask[:8] if mask is not None else None, labels[:8])
             start = time.perf_counter()

@@ -98,3 +98,16 @@ def test_run_values_are_refused_by_the_validation_layer(bad):
     run = {**dataclasses.asdict(RunSpec()), **bad}
     with pytest.raises(ConfigError, match=next(iter(bad))):
         check_run(run, "run")
+
+
+def test_attention_rows_record_whether_each_sample_is_fitted():
+    """The attention table's ``fitted`` is the model's prediction of the label trained on, per
+    logged step and sample: at every step its share equals the curves' training accuracy."""
+    runs, curves, attention = train_runs(
+        [RunSpec(d=40, n=10, T=4, n_test=20, signal_norm=3.0, steps=30, log_every=10, record_attention=True)],
+        device="cpu",
+    )
+    per_step = attention.groupby(["step", "sample"])["fitted"].first().groupby("step").mean()
+    accuracy = curves.set_index("step")["train_acc"]
+    assert list(per_step.index) == list(accuracy.index)
+    assert (per_step - accuracy).abs().max() < 1e-12

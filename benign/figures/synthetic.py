@@ -32,6 +32,7 @@ from benign.figures.style import (
     settings_note,
 )
 from benign.synthetic import SyntheticConfig
+from benign.tables.boundaries import BOUNDARIES
 from benign.theory import REGIME_LABELS
 from benign.token_projection import projection_accuracy
 
@@ -268,10 +269,9 @@ def _heatmap_curves(fits: pd.DataFrame | None, horizon: int, c1: float | None, c
     the theory's exponents with the fitted (or pinned) constant, as {c, a, b, colour, ls, label}."""
     rows = fits[fits["horizon"] == horizon] if fits is not None else None
     out = []
-    for boundary, regime, a, b, pinned, const, side in (
-        ("not overfitting", "not_overfitting", 0.5, -0.5, c1, "c_1", "above: not overfitting"),
-        ("harmful", "harmful", 0.25, 0.0, c2, "c_2", "below: harmful"),
-    ):
+    pins = {"not_overfitting": (c1, "c_1", "above: not overfitting"), "harmful": (c2, "c_2", "below: harmful")}
+    for boundary, regime, a, b in BOUNDARIES:
+        pinned, const, side = pins[regime]
         colour = REGIME_COLOURS[regime]
         theory = r"$c_1\sqrt{d/n}$" if regime == "not_overfitting" else r"$c_2 d^{1/4}$"
         row = rows[rows["boundary"] == boundary] if rows is not None else ()
@@ -380,6 +380,13 @@ def delayed_generalization(
 # ---------------------------------------------------------------- regime map
 
 
+def _sweep_axis(swept: pd.DataFrame) -> tuple[str, str, float]:
+    """(the atlas sweep's axis other than ||mu||, the other of d and n, its fixed value)."""
+    axis = "d" if swept["d"].nunique() > 1 else "n"
+    other = "n" if axis == "d" else "d"
+    return axis, other, float(swept[other].iloc[0])
+
+
 @plt.rc_context(STYLE)
 def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
     """The regime atlas: one row of panels per sweep (its axis other than ||mu|| on x), one column
@@ -392,9 +399,7 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
                              squeeze=False, layout="constrained")  # fmt: skip
     for i, sweep in enumerate(sweeps):
         swept = runs[runs["setting"] == sweep]
-        axis = "d" if swept["d"].nunique() > 1 else "n"
-        other = "n" if axis == "d" else "d"
-        fixed = float(swept[other].iloc[0])
+        axis, other, fixed = _sweep_axis(swept)
         cells = metrics.regime_fractions(labels, swept, [axis, "signal_norm"])
         for j, horizon in enumerate(horizons):
             ax = axes[i, j]
@@ -444,9 +449,7 @@ def boundary_scaling(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFram
     colours = plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(horizons)))
     for j, sweep in enumerate(sweeps):
         swept = runs[runs["setting"] == sweep]
-        axis = "d" if swept["d"].nunique() > 1 else "n"
-        other = "n" if axis == "d" else "d"
-        fixed = float(swept[other].iloc[0])
+        axis, other, fixed = _sweep_axis(swept)
         for i, (boundary, regime) in enumerate(kinds):
             ax = axes[i, j]
             for colour, horizon in zip(colours, horizons):

@@ -35,7 +35,6 @@ class Run:
     noisy labels (n,), its phase-1 head and its generators ("real_qk_init",
     "real_finetune_shuffle" of its seed)."""
 
-    name: str
     train_set: int
     labels: torch.Tensor
     head: Head

@@ -196,7 +196,6 @@ def run_cell(
     # head, query/key initialisation and batch order, and differ in their labels.
     batch = [
         Run(
-            f"eta={eta:.3f}",
             0,
             noise.labels(eta)[finetune_rows].to(device),
             phase_one.head,

@@ -46,7 +46,6 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
     cells = [(s, eta) for s in range(len(SEEDS)) for eta in ETAS]
     runs = [
         Run(
-            f"seed {SEEDS[s]} eta {eta}",
             s,
             labels[(s, eta)],
             heads[s],
