@@ -26,7 +26,7 @@ import torch
 from benign.device import pick_device
 from benign.io import write_json
 from benign.real.backbones import find_query_key, load_backbone, reinit_linear
-from benign.real.batched import Run, finetune_runs
+from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.datasets import fetch_dataset, load_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.final_layer import backbone_pooler, drop_padding, full_forward, make_head
@@ -120,14 +120,14 @@ def main() -> None:
         for p in cached_params:
             p.requires_grad_(False)
         batched_s = {}
-        for R in args.batch_runs:  # R runs of the cell, each with its own labels and generators
+        for R in args.batch_runs:  # R runs of one seed's rows (as R noise rates): own labels and initialisation
             g = torch.Generator().manual_seed(R)
-            runs = [Run(0, labels[torch.randperm(args.n, generator=g)], head,
-                        torch.Generator().manual_seed(r), torch.Generator().manual_seed(100 + r)) for r in range(R)]  # fmt: skip
+            runs = [Run(0, labels[torch.randperm(args.n, generator=g)], head, torch.Generator().manual_seed(r))
+                    for r in range(R)]  # fmt: skip
+            sets = [TrainSet(hidden, mask, torch.Generator().manual_seed(100))]
             test = (hidden[:8], mask[:8] if mask is not None else None, labels[:8])
             start = time.perf_counter()
-            finetune_runs(block, runs, hidden[None], mask[None] if mask is not None else None, test,
-                          TrainConfig(epochs=args.cached_epochs, log_every=10**9))  # fmt: skip
+            finetune_runs(block, runs, sets, test, TrainConfig(epochs=args.cached_epochs, log_every=10**9))
             batched_s[R] = (time.perf_counter() - start) / args.cached_epochs / R
 
     loss_diff = max(abs(a.loss - b.loss) for a, b in zip(cached_check, full_history))

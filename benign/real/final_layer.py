@@ -19,6 +19,7 @@ The test checks logits and query/key gradients against the full model.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -141,54 +142,76 @@ class FinalBlock(nn.Module):
     def config_dict(self) -> dict:
         return asdict(self.cfg)
 
+    def tokens(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """hidden (..., T, d) entering the layer -> (what attention reads: the tokens after the
+        pre-norm where the layout has one (..., T, d), the residual stream at position 0 (..., d)).
+        The layer's inputs are frozen features, so training computes this once per set."""
+        return (self.norm_attn(hidden) if self.cfg.pre_norm else hidden), hidden[..., 0, :]
+
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """hidden (B, T, d) entering the layer, mask (B, T) True for real tokens ->
         (output at position 0 (B, d), attention from position 0 (B, H, T))."""
         bias = self.query.bias[None] if self.query.bias is not None else None
-        out, attn = self.forward_runs(
-            hidden[None], mask[None] if mask is not None else None, self.query.weight[None], bias, self.key.weight[None]
-        )
+        tokens, x0 = self.tokens(hidden)
+        group = Group(tokens, x0, mask, self.query.weight[None], bias, self.key.weight[None])
+        out, (attn,) = self.forward_groups([group])
         return out[0], attn[0]
 
-    def forward_runs(
-        self,
-        hidden: torch.Tensor,
-        mask: torch.Tensor | None,
-        query_weight: torch.Tensor,
-        query_bias: torch.Tensor | None,
-        key_weight: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """R runs at once, each with its own query and key (the phase-2 parameters) and the
-        layer's other, frozen parts: hidden (R, B, T, d), mask (R, B, T) or None, query_weight
-        and key_weight (R, d, d), query_bias (R, d) or None -> (output at position 0 (R, B, d),
-        attention from position 0 (R, B, H, T))."""
-        R, B, T, d = hidden.shape
-        H, dh = self.cfg.num_heads, self.head_dim
-        tokens = self.norm_attn(hidden) if self.cfg.pre_norm else hidden
-        q = torch.bmm(tokens[:, :, 0], query_weight.transpose(1, 2))  # (R, B, d)
-        if query_bias is not None:
-            q = q + query_bias[:, None]
-        u = torch.einsum("rbhe,rhed->rbhd", q.view(R, B, H, dh), key_weight.view(R, H, dh, d))
-        scores = torch.einsum("rbhd,rbtd->rbht", u, tokens) * dh**-0.5
+    def attend(self, group: Group) -> tuple[torch.Tensor, torch.Tensor]:
+        """The attention of position 0 for the E query/key pairs of one group, which all read
+        the same B samples -> (values mixed by each head (B, E, d), attention (E, B, H, T)).
+
+        The E pairs are laid side by side as E*H heads, so the products over tokens are one
+        batched product of (E*H, d) by (d, T) per sample rather than E products of (H, d)."""
+        tokens, mask = group.tokens, group.mask
+        B, T, d = tokens.shape
+        E, H, dh = group.key_weight.shape[0], self.cfg.num_heads, self.head_dim
+        q = tokens[:, 0] @ group.query_weight.reshape(E * d, d).T  # (B, E*d): every pair's query at once
+        if group.query_bias is not None:
+            q = q + group.query_bias.reshape(E * d)
+        u = torch.bmm(q.view(B, E * H, dh).transpose(0, 1), group.key_weight.view(E * H, dh, d))  # (E*H, B, d)
+        scores = torch.bmm(u.transpose(0, 1), tokens.transpose(1, 2)) * dh**-0.5  # (B, E*H, T)
         if mask is not None:
-            scores = scores.masked_fill(~mask[:, :, None, :], torch.finfo(scores.dtype).min)
+            scores = scores.masked_fill(~mask[:, None, :], torch.finfo(scores.dtype).min)
         attn = scores.softmax(dim=-1)
-        mixed = torch.einsum("rbht,rbtd->rbhd", attn, tokens)
-        context = torch.einsum("rbhd,hed->rbhe", mixed, self.value.weight.view(H, dh, d))
+        mixed = torch.bmm(attn, tokens).view(B, E, H, d)
+        context = torch.einsum("behd,hfd->behf", mixed, self.value.weight.view(H, dh, d)).reshape(B, E, d)
         if self.value.bias is not None:
-            context = context + self.value.bias.view(H, dh)
-        attended = self.attn_out(context.reshape(R, B, d))
-        x0 = hidden[:, :, 0]
+            context = context + self.value.bias
+        return context, attn.view(B, E, H, T).transpose(0, 1)
+
+    def forward_groups(self, groups: Sequence[Group]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """R = sum of the groups' E runs, each with its own query and key (the phase-2
+        parameters) and the layer's other, frozen parts; every group has the same batch size B
+        -> (output at position 0 (R, B, d), per group its attention (E, B, H, T))."""
+        attended = [self.attend(g) for g in groups]
+        context = torch.cat([c for c, _ in attended], dim=1)  # (B, R, d)
+        x0 = torch.cat([g.x0[:, None].expand(-1, g.key_weight.shape[0], -1) for g in groups], dim=1)
+        attended_out = self.attn_out(context)
         if self.cfg.pre_norm:
-            h = x0 + (self.scale_attn * attended if self.cfg.layer_scale else attended)
+            h = x0 + (self.scale_attn * attended_out if self.cfg.layer_scale else attended_out)
             mlp = self.mlp_out(self.act(self.mlp_in(self.norm_mlp(h))))
             out = h + (self.scale_mlp * mlp if self.cfg.layer_scale else mlp)
         else:
-            h = self.norm_attn(attended + x0)
+            h = self.norm_attn(attended_out + x0)
             out = self.norm_mlp(self.mlp_out(self.act(self.mlp_in(h))) + h)
         if self.final_norm is not None:
             out = self.final_norm(out)
-        return out, attn
+        return out.transpose(0, 1), [a for _, a in attended]
+
+
+@dataclass
+class Group:
+    """Runs that read the same samples: tokens (B, T, d) and x0 (B, d) from ``FinalBlock.tokens``,
+    mask (B, T) or None, and the E runs' query weight (E, d, d), query bias (E, d) or None and
+    key weight (E, d, d)."""
+
+    tokens: torch.Tensor
+    x0: torch.Tensor
+    mask: torch.Tensor | None
+    query_weight: torch.Tensor
+    query_bias: torch.Tensor | None
+    key_weight: torch.Tensor
 
 
 class Head(nn.Module):

@@ -5,8 +5,10 @@ Per seed, a permutation of the training rows gives the clean pretraining set (it
 ``pretrain_size`` rows) and the fine-tuning set (the next n), so the pretraining set is
 shared by every n and the fine-tuning sets are nested across n. Label noise is drawn once
 per training row and seed (``label_noise.draw_nested_noise``), so it is nested across eta
-and across n. One call of ``run_cell`` covers every eta of one (data set, backbone, n, seed),
-its phase-2 runs trained as one program (``benign.real.batched``).
+and across n. ``pretrain`` trains the heads of every seed of a data set at once
+(``benign.real.heads``); one call of ``run_cell`` then covers every eta of one (data set,
+backbone, n, seed) from its seed's head, its phase-2 runs trained as one program
+(``benign.real.batched``).
 
 Random streams (all derived from the seed): "real_split", "real_label_noise",
 "real_head_init", "real_pretrain_shuffle", "real_qk_init", "real_finetune_shuffle". The
@@ -19,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -28,9 +30,10 @@ import torch
 from benign.device import pick_device
 from benign.label_noise import draw_nested_noise
 from benign.real.backbones import reinit_linear
-from benign.real.batched import Run, finetune_runs
+from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.features import FeatureCache, load_features
 from benign.real.final_layer import FinalBlock, Head, drop_padding, make_head
+from benign.real.heads import PretrainedHeads, pretrain_heads
 from benign.real.trainer import Epoch, Forward, TrainConfig, evaluate, train
 from benign.schema import REAL_ATTENTION, REAL_RUNS
 from benign.synthetic import generator
@@ -89,8 +92,8 @@ def pretrain_head(
     head = make_head(
         cache.block_config.hidden_size, num_classes, cache.pooler_state, cache.meta["initializer_range"], init
     )
-    head = head.to(device)
     features = cache.train_pooled[rows].to(device)
+    head = head.to(device, features.dtype)
     labels = cache.y_train[rows].to(device)
     train(
         list(head.parameters()),
@@ -149,13 +152,50 @@ def finetune_query_key(
     return PhaseTwo(history, train_loss, train_acc, test_loss, test_acc, time.perf_counter() - start)
 
 
+def pretrain(
+    features_path: str | Path,
+    dataset_entry: dict,
+    seeds: Sequence[int],
+    pretrain_epochs: int = 300,
+    lr: float = 5e-5,
+    batch_size: int = 16,
+    clip: float = 1.0,
+    log_every: int = 100,
+    device: str | torch.device | None = None,
+) -> PretrainedHeads:
+    """Phase 1 of every seed of one data set, as one program (``heads.pretrain_heads``)."""
+    device = pick_device() if device is None else torch.device(device)
+    cache = checked_cache(features_path, dataset_entry)
+    size = int(dataset_entry["pretrain_size"])
+    rows = [split_indices(len(cache.y_train), size, 0, seed)[0] for seed in seeds]
+    log.info(
+        "%s: phase 1 of seeds %s on %d clean rows each, %d epochs",
+        dataset_entry["name"],
+        list(seeds),
+        size,
+        pretrain_epochs,
+    )
+    cfg = TrainConfig(epochs=pretrain_epochs, lr=lr, batch_size=batch_size, clip=clip, log_every=log_every)
+    result = pretrain_heads(cache, rows, seeds, cfg, device)
+    for seed, acc in result.baseline_acc.items():
+        log.info("%s seed=%d: baseline test accuracy %.4f", dataset_entry["name"], seed, acc)
+    return result
+
+
+def checked_cache(features_path: str | Path, dataset_entry: dict) -> FeatureCache:
+    cache = load_features(features_path)
+    if cache.meta["dataset"] != dataset_entry["name"]:
+        raise ValueError(f"{features_path} holds features of {cache.meta['dataset']!r}, not {dataset_entry['name']!r}")
+    return cache
+
+
 def run_cell(
     features_path: str | Path,
+    heads: PretrainedHeads,
     dataset_entry: dict,
     n: int,
     etas: Sequence[float],
     seed: int,
-    pretrain_epochs: int = 300,
     finetune_epochs: int = 2000,
     lr: float = 5e-5,
     batch_size: int = 16,
@@ -165,28 +205,31 @@ def run_cell(
     device: str | torch.device | None = None,
     code_version: str = "",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run both phases for one (data set, backbone, n, seed) and every eta.
+    """Phase 2 for one (data set, backbone, n, seed) and every eta, from the seed's phase-1 head.
 
     Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
     ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
     column holds what was actually loaded. A run's wall time is an equal share of the batched
-    phase 2 and of phase 1.
+    phase 2 (phase 1's time is in the heads file).
     """
     device = pick_device() if device is None else torch.device(device)
-    cache = load_features(features_path)
+    cache = checked_cache(features_path, dataset_entry)
     name = dataset_entry["name"]
-    if cache.meta["dataset"] != name:
-        raise ValueError(f"{features_path} holds features of {cache.meta['dataset']!r}, not {name!r}")
+    if heads.meta["dataset"] != name or seed not in heads.heads:
+        raise ValueError(
+            f"the phase-1 heads are of {heads.meta['dataset']!r} seeds {heads.meta['seeds']}, not {name!r} seed {seed}"
+        )
+    if heads.meta["pretrain_size"] != int(dataset_entry["pretrain_size"]):
+        raise ValueError(
+            f"the phase-1 heads pretrained on {heads.meta['pretrain_size']} rows, the entry says {dataset_entry['pretrain_size']}"
+        )
     backbone_name = backbone_name or cache.meta["backbone_spec"].get("name", cache.meta["backbone"])
     num_classes = len(cache.meta["classes"])
-    pretrain_size = int(dataset_entry["pretrain_size"])
-    pretrain_rows, finetune_rows = split_indices(len(cache.y_train), pretrain_size, n, seed)
-    phase_one_cfg = TrainConfig(epochs=pretrain_epochs, lr=lr, batch_size=batch_size, clip=clip, log_every=log_every)
-    phase_two_cfg = replace(phase_one_cfg, epochs=finetune_epochs)
-
-    log.info("%s n=%d seed=%d: phase 1 on %d clean rows, %d epochs", name, n, seed, pretrain_size, pretrain_epochs)
-    phase_one = pretrain_head(cache, pretrain_rows, num_classes, seed, phase_one_cfg, device)
-    log.info("%s seed=%d: baseline test accuracy %.4f", name, seed, phase_one.baseline_acc)
+    pretrain_size = heads.meta["pretrain_size"]
+    _, finetune_rows = split_indices(len(cache.y_train), pretrain_size, n, seed)
+    phase_two_cfg = TrainConfig(epochs=finetune_epochs, lr=lr, batch_size=batch_size, clip=clip, log_every=log_every)
+    head = heads.heads[seed].to(device)
+    baseline_acc = heads.baseline_acc[seed]
 
     block = cache.block().to(device).requires_grad_(False)
     hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
@@ -194,21 +237,11 @@ def run_cell(
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
     # Every eta's phase 2 as one program (benign.real.batched): the runs share the seed's rows,
     # head, query/key initialisation and batch order, and differ in their labels.
-    batch = [
-        Run(
-            0,
-            noise.labels(eta)[finetune_rows].to(device),
-            phase_one.head,
-            generator(seed, "real_qk_init"),
-            generator(seed, "real_finetune_shuffle"),
-        )  # fmt: skip
-        for eta in etas
-    ]
+    batch = [Run(0, noise.labels(eta)[finetune_rows].to(device), head, generator(seed, "real_qk_init")) for eta in etas]
+    train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
+    log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
-    results = finetune_runs(
-        block, batch, hidden[None], mask[None] if mask is not None else None, test_set, phase_two_cfg,
-        f"phase 2, {len(batch)} noise rates",
-    )  # fmt: skip
+    results = finetune_runs(block, batch, [train_set], test_set, phase_two_cfg, f"phase 2, {len(batch)} noise rates")
     wall_two = (time.perf_counter() - start) / len(batch)
     runs, attention = [], []
     for eta, two in zip(etas, results):
@@ -228,16 +261,16 @@ def run_cell(
                 seed=seed,
                 num_classes=num_classes,
                 pretrain_size=pretrain_size,
-                pretrain_epochs=pretrain_epochs,
+                pretrain_epochs=heads.meta["epochs"],
                 finetune_epochs=finetune_epochs,
-                baseline_acc=phase_one.baseline_acc,
+                baseline_acc=baseline_acc,
                 train_loss_last_epoch=two.history[-1].loss,
                 train_loss=two.train_loss,
                 train_acc=two.train_acc,
                 test_loss=two.test_loss,
                 test_acc=two.test_acc,
                 status="ok",
-                wall_time_s=wall_two + phase_one.wall_time_s / len(etas),
+                wall_time_s=wall_two,
                 device=str(device),
                 code_version=code_version,
             )

@@ -6,7 +6,7 @@ import pytest
 import torch
 from real_helpers import tiny_model
 
-from benign.real.batched import Run, finetune_runs
+from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
 from benign.real.protocol import finetune_query_key
 from benign.real.trainer import TrainConfig
@@ -44,17 +44,14 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
     block, hidden, mask, heads, labels, test_set = problem(kind, dtype)
     cfg = TrainConfig(epochs=4, batch_size=4, log_every=100)  # 10 rows: batches of 4, 4, 2
     cells = [(s, eta) for s in range(len(SEEDS)) for eta in ETAS]
-    runs = [
-        Run(
-            s,
-            labels[(s, eta)],
-            heads[s],
-            generator(SEEDS[s], "real_qk_init"),
-            generator(SEEDS[s], "real_finetune_shuffle"),
-        )  # fmt: skip
-        for s, eta in cells
+    runs = [Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init")) for s, eta in cells]
+    runs = runs[1:] + runs[:1]  # a set's runs need not be adjacent
+    cells = cells[1:] + cells[:1]
+    sets = [
+        TrainSet(hidden[s], mask[s] if mask is not None else None, generator(seed, "real_finetune_shuffle"))
+        for s, seed in enumerate(SEEDS)
     ]
-    batched = finetune_runs(copy.deepcopy(block), runs, hidden, mask, test_set, cfg)
+    batched = finetune_runs(copy.deepcopy(block), runs, sets, test_set, cfg)
     tol = dict(rel=1e-9, abs=1e-12) if dtype == torch.float64 else dict(rel=2e-4, abs=1e-6)
     for (s, eta), ours in zip(cells, batched):
         alone = finetune_query_key(

@@ -1,5 +1,6 @@
 """The real-data protocol end to end on tiny random backbones: fetch, features, both phases, frames."""
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -8,7 +9,9 @@ import torch
 
 from benign.real.datasets import fetch_dataset
 from benign.real.features import compute_features, load_features
-from benign.real.protocol import finetune_pool, run_cell, split_indices
+from benign.real.heads import load_heads, pretrain_heads, save_heads
+from benign.real.protocol import finetune_pool, pretrain, pretrain_head, run_cell, split_indices
+from benign.real.trainer import TrainConfig
 from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
@@ -82,8 +85,10 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     entry, path = features[modality]
     etas = [0.0, 0.5]
     with caplog.at_level(logging.INFO, logger="benign.real"):
+        save_heads(pretrain(path, entry, [42, 7], pretrain_epochs=3), tmp_path / "heads.safetensors")
+        heads = load_heads(tmp_path / "heads.safetensors")
         runs, attention = run_cell(
-            path, entry, n=4, etas=etas, seed=42, pretrain_epochs=3, finetune_epochs=4, log_every=2, code_version="abc"
+            path, heads, entry, n=4, etas=etas, seed=42, finetune_epochs=4, log_every=2, code_version="abc"
         )
     write_parquet(runs, REAL_RUNS, tmp_path / "runs.parquet")
     write_parquet(attention, REAL_ATTENTION, tmp_path / "attention.parquet")
@@ -91,7 +96,8 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     attention = read_parquet(tmp_path / "attention.parquet", REAL_ATTENTION)
 
     assert runs["eta"].tolist() == etas and (runs["status"] == "ok").all()
-    assert runs["baseline_acc"].nunique() == 1 and runs["code_version"].eq("abc").all()
+    assert runs["baseline_acc"].eq(heads.baseline_acc[42]).all() and runs["code_version"].eq("abc").all()
+    assert runs["pretrain_epochs"].eq(3).all() and runs["pretrain_size"].eq(entry["pretrain_size"]).all()
     assert runs["dataset_label"].eq(entry["label"]).all() and runs["device"].eq("cpu").all()
     numbers = runs[
         ["baseline_acc", "train_loss_last_epoch", "train_loss", "train_acc", "test_loss", "test_acc", "wall_time_s"]
@@ -106,17 +112,50 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
         attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()
     ).all()
     assert "phase 2, 2 noise rates: epoch 4/4 loss per run" in caplog.text and "elapsed" in caplog.text
+    assert "phase 1: epoch 3/3 loss per seed" in caplog.text
 
 
 def test_run_cell_is_deterministic(features):
     entry, path = features["image"]
-    a, att_a = run_cell(path, entry, n=4, etas=[0.5], seed=7, pretrain_epochs=2, finetune_epochs=2)
-    b, att_b = run_cell(path, entry, n=4, etas=[0.5], seed=7, pretrain_epochs=2, finetune_epochs=2)
+    a, att_a = run_cell(
+        path, pretrain(path, entry, [7], pretrain_epochs=2), entry, n=4, etas=[0.5], seed=7, finetune_epochs=2
+    )
+    b, att_b = run_cell(
+        path, pretrain(path, entry, [7], pretrain_epochs=2), entry, n=4, etas=[0.5], seed=7, finetune_epochs=2
+    )
     columns = ["baseline_acc", "train_loss", "test_loss", "train_acc", "test_acc"]
     assert a[columns].equals(b[columns]) and att_a["max_attention"].equals(att_b["max_attention"])
 
 
 def test_run_cell_refuses_a_cache_of_another_data_set(features):
     entry, path = features["image"]
+    heads = pretrain(path, entry, [42], pretrain_epochs=1)
     with pytest.raises(ValueError, match="holds features of 'tiny_images'"):
-        run_cell(path, dict(entry, name="other"), n=4, etas=[0.0], seed=42, pretrain_epochs=1, finetune_epochs=1)
+        run_cell(path, heads, dict(entry, name="other"), n=4, etas=[0.0], seed=42, finetune_epochs=1)
+    with pytest.raises(ValueError, match="seeds \\[42\\], not 'tiny_images' seed 7"):
+        run_cell(path, heads, entry, n=4, etas=[0.0], seed=7, finetune_epochs=1)
+    with pytest.raises(ValueError, match="pretrained on 6 rows, the entry says 5"):
+        run_cell(path, heads, dict(entry, pretrain_size=5), n=4, etas=[0.0], seed=42, finetune_epochs=1)
+
+
+@pytest.mark.parametrize("modality", ["image", "text"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_phase_one_of_all_seeds_equals_each_seed_alone(features, modality, dtype):
+    """heads.pretrain_heads (the seeds stacked, one program) against protocol.pretrain_head (one seed)."""
+    entry, path = features[modality]
+    cache = load_features(path)
+    cache = dataclasses.replace(
+        cache, train_pooled=cache.train_pooled.to(dtype), test_pooled=cache.test_pooled.to(dtype)
+    )
+    seeds = [42, 7, 314]
+    rows = [split_indices(len(cache.y_train), 5, 0, seed)[0] for seed in seeds]  # 5 rows: batches of 2, 2, 1
+    cfg = TrainConfig(epochs=6, lr=5e-3, batch_size=2, log_every=100)
+    together = pretrain_heads(cache, rows, seeds, cfg, "cpu")
+    tol = dict(rtol=1e-9, atol=1e-12) if dtype == torch.float64 else dict(rtol=2e-5, atol=1e-6)
+    for seed, r in zip(seeds, rows):
+        alone = pretrain_head(cache, r, len(entry["classes"]), seed, cfg, "cpu")
+        for (key, a), b in zip(alone.head.state_dict().items(), together.heads[seed].state_dict().values()):
+            torch.testing.assert_close(b, a, **tol, msg=key)
+        assert together.baseline_acc[seed] == alone.baseline_acc
+    first = [together.heads[s].classifier.weight for s in seeds]
+    assert not torch.equal(first[0], first[1]) and not torch.equal(first[1], first[2])

@@ -37,10 +37,30 @@ rule features_real:
         "../scripts/features_real.py"
 
 
+rule pretrain_real:
+    """Phase 1: the head of every seed of a data set, trained on its clean pretraining rows."""
+    input:
+        "resources/features/{dataset}.safetensors",
+    output:
+        "results/real/heads/{dataset}.safetensors",
+    log:
+        "logs/real/pretrain_{dataset}.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        entry=lambda wc: dataset_entry(wc.dataset),
+        seeds=lambda wc: plan.real_feature_rows(config, wc.dataset)[1],
+        protocol=lambda wc: config["real"]["protocol"],
+        code=code("pretrain_real.py"),
+    script:
+        "../scripts/pretrain_real.py"
+
+
 rule train_real:
-    """Both phases for one (data set, seed, n) and every eta it needs."""
+    """Phase 2 for one (data set, seed, n) and every eta it needs, as one program."""
     input:
         features=lambda wc: f"resources/features/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
+        heads=lambda wc: f"results/real/heads/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
     output:
         runs="results/real/jobs/{cell}/runs.parquet",
         attention="results/real/jobs/{cell}/attention.parquet",

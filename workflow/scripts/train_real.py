@@ -1,8 +1,9 @@
-"""Rule train_real: phase 1 (head, clean) and phase 2 (query/key, noisy) for one cell, every eta."""
+"""Rule train_real: phase 2 (query/key, noisy) for one cell, every eta, from its seed's phase-1 head."""
 
 import torch
 
 from benign.io import log_to
+from benign.real.heads import load_heads
 from benign.real.protocol import run_cell
 from benign.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
 
@@ -11,12 +12,13 @@ torch.set_num_threads(snakemake.threads)
 cell, protocol = snakemake.params.cell, snakemake.params.protocol
 runs, attention = run_cell(
     snakemake.input.features,
+    load_heads(snakemake.input.heads),
     snakemake.params.entry,
     n=cell["n"],
     etas=cell["etas"],
     seed=cell["seed"],
     code_version=snakemake.params.code,
-    **protocol,
+    **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},
 )
 write_parquet(runs, REAL_RUNS, snakemake.output.runs)
 write_parquet(attention, REAL_ATTENTION, snakemake.output.attention)
