@@ -94,7 +94,13 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
         ours = f"{_s(o['s_per_epoch'])}/epoch"
         if o.get("batched_s_per_run_epoch"):
             ours += "; batched, per run: " + ", ".join(
-                f"{R} runs {_s(s)} ({o['batched_speedup_over_one_run'][R]:.1f}x)"
+                f"{R} runs {_s(s)} ({o['batched_speedup_over_one_run'][R]:.1f}x"
+                + (
+                    f", {o['batched_speedup_over_full_backbone'][R]:.0f}x full"
+                    if "batched_speedup_over_full_backbone" in o
+                    else ""
+                )
+                + ")"
                 for R, s in o["batched_s_per_run_epoch"].items()
             )
         refs = f"{_s(ref['s_per_epoch'])}/epoch"

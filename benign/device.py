@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO
@@ -54,3 +56,13 @@ def claim_gpu(count: int, lock_dir: Path | None = None) -> int:
         _claimed[index] = handle
         return index
     return os.getpid() % count
+
+
+def peak_memory_mb(device: torch.device | str) -> tuple[float, float]:
+    """(maximum resident set size of this process so far, maximum memory allocated on ``device``
+    if it is a CUDA device else nan), in MB: what a job really needed, for its runs table."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_mb = rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, KiB on Linux
+    device = torch.device(device)
+    cuda_mb = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else float("nan")
+    return rss_mb, cuda_mb

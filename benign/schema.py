@@ -28,6 +28,14 @@ METRICS = [
 ]
 # fmt: on
 
+# The job's measured peaks (the same on every run of a job: one job is one process), in MB:
+# the process's maximum resident set size, and the maximum memory allocated on its CUDA device
+# (null on CPU). docs/cluster.md compares them with the workflow's estimates.
+PEAK_MEMORY = [("peak_rss_mb", pa.float64()), ("peak_cuda_mb", pa.float64())]
+# Columns that measure the machine, not the science: the only ones that may differ between
+# two runs of the same config and seed.
+MEASURED = ("wall_time_s", "peak_rss_mb", "peak_cuda_mb")
+
 RUNS = pa.schema(
     [
         ("run_id", pa.string()),
@@ -58,6 +66,7 @@ RUNS = pa.schema(
         ("status", pa.string()),  # ok / diverged
         ("wall_time_s", pa.float64()),  # the run's share of its batch's wall time
         ("device", pa.string()),
+        *PEAK_MEMORY,
         ("code_version", pa.string()),
     ]
 )
@@ -99,6 +108,7 @@ REAL_RUNS = pa.schema(
         ("status", pa.string()),
         ("wall_time_s", pa.float64()),
         ("device", pa.string()),
+        *PEAK_MEMORY,
         ("code_version", pa.string()),
     ]
 )

@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import shutil
+import signal
 import time
 from dataclasses import dataclass
 from itertools import groupby
@@ -29,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from benign import models, registry, synthetic
-from benign.device import pick_device
+from benign.device import peak_memory_mb, pick_device
 from benign.io import atomic_path
 
 log = logging.getLogger("benign.trainer")
@@ -79,6 +80,35 @@ class RunSpec(synthetic.SyntheticConfig):
 
 MODEL_KEYS = ("mlp_dim",)  # RunSpec fields that are some model's own run keys
 MILESTONES = ("fit_noisy", "fit_all", "generalized")  # columns set when runs are gathered
+
+
+class Stopped(SystemExit):
+    """A job stopped by a signal (SLURM's SIGTERM at its time limit, or a USR1 notice sent
+    before it): its running batch is checkpointed, so the retry resumes it. Exits with 75."""
+
+    def __init__(self, signum: int, step: int, checkpoint):
+        where = f"checkpoint {checkpoint} written" if checkpoint is not None else "no checkpoint (none configured)"
+        log.warning("stopped by signal %d at step %d: %s; a retry resumes from it", signum, step, where)
+        super().__init__(75)
+
+
+@dataclass
+class _Stop:
+    signal: int | None = None
+
+
+STOP = _Stop()  # set by the handler of :func:`stop_on_signals`
+
+
+def stop_on_signals(signums=(signal.SIGTERM, signal.SIGUSR1)) -> None:
+    """Make ``signums`` stop training at the end of the current step, after a checkpoint, rather
+    than kill it mid-write (a job script calls this once)."""
+
+    def handler(signum, frame):
+        STOP.signal = signum
+
+    for signum in signums:
+        signal.signal(signum, handler)
 
 
 def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
@@ -148,8 +178,8 @@ def train_batch(
     attention_runs = [b for b, s in enumerate(specs) if s.record_attention]
     identity = [s.run_id for s in specs] + [code_version, str(dtype)]
     curves, attention, start, elapsed = [], [], 0, 0.0
-    if checkpoint is not None and Path(checkpoint).exists():
-        state = torch.load(checkpoint, map_location=device, weights_only=False)
+    state = load_checkpoint(checkpoint, device) if checkpoint is not None and Path(checkpoint).exists() else None
+    if state is not None:
         if state["identity"] == identity:
             model.load_state(state["model"])
             curves, attention, start, elapsed = state["curves"], state["attention"], state["step"], state["elapsed"]
@@ -189,10 +219,11 @@ def train_batch(
             model.step()
         now = time.perf_counter()
         if checkpoint is not None and checkpoint_every > 0 and (k + 1) % checkpoint_every == 0:
-            state = dict(identity=identity, model=model.state(), curves=curves, attention=attention, step=k + 1,
-                         elapsed=elapsed + now - t0)  # fmt: skip
-            with atomic_path(checkpoint) as tmp:
-                torch.save(state, tmp)
+            save_checkpoint(checkpoint, identity, model.state(), curves, attention, k + 1, elapsed + now - t0)
+        if STOP.signal is not None:  # the scheduler's notice before a time limit (or a pre-emption)
+            if checkpoint is not None:
+                save_checkpoint(checkpoint, identity, model.state(), curves, attention, k + 1, elapsed + now - t0)
+            raise Stopped(STOP.signal, k + 1, checkpoint)
         if now - last_report > progress_every:
             last_report = now
             log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, elapsed + now - t0)
@@ -203,11 +234,67 @@ def train_batch(
     return frames
 
 
-def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
-    cdf = pd.DataFrame(
-        curves,
-        columns=["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"],
+CURVE_COLUMNS = ["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"]
+
+
+def save_checkpoint(path, identity: list[str], model_state: dict, curves: list, attention: list, step: int,
+                    elapsed: float) -> None:  # fmt: skip
+    """A running batch's state as tensors and plain values only, so that loading it (with
+    ``weights_only=True``) can never run code: a file on shared scratch is data, not a program."""
+    state = dict(
+        identity=list(identity),
+        model=model_state,
+        curves=torch.tensor(curves, dtype=torch.float64).reshape(-1, len(CURVE_COLUMNS)),
+        attention_steps=[int(k) for k, _, _ in attention],
+        attention=[torch.from_numpy(np.ascontiguousarray(a)) for _, a, _ in attention],
+        fitted=[torch.from_numpy(np.ascontiguousarray(f)) for _, _, f in attention],
+        step=int(step),
+        elapsed=float(elapsed),
     )
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def load_checkpoint(path, device) -> dict | None:
+    """The state :func:`save_checkpoint` wrote, or None (with a warning naming the file) for a
+    file that is anything but tensors and plain values: the batch then starts again."""
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+        curves = [(int(r[0]), int(r[1]), *r[2:]) for r in state["curves"].tolist()]
+        attention = [
+            (k, a.cpu().numpy(), f.cpu().numpy())
+            for k, a, f in zip(state["attention_steps"], state["attention"], state["fitted"])
+        ]
+    except Exception as err:  # pickle.UnpicklingError for code, KeyError/TypeError for other layouts
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        log.warning(
+            "refusing checkpoint %s: not a checkpoint of tensors and plain values (%s); recomputing", path, reason
+        )
+        return None
+    return dict(state, curves=curves, attention=attention)
+
+
+def save_frames(folder: Path, frames: tuple[pd.DataFrame, ...]) -> None:
+    """A finished batch's (runs, curves, attention) frames as Parquet files in ``folder``, which
+    appears whole or not at all."""
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, frame in zip(FRAME_NAMES, frames):
+        frame.to_parquet(tmp / f"{name}.parquet", index=False)
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+
+
+def load_frames(folder: Path) -> tuple[pd.DataFrame, ...]:
+    return tuple(pd.read_parquet(folder / f"{name}.parquet") for name in FRAME_NAMES)
+
+
+FRAME_NAMES = ("runs", "curves", "attention")
+
+
+def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
+    cdf = pd.DataFrame(curves, columns=CURVE_COLUMNS)
     ids = [s.run_id for s in specs]
     cdf.insert(0, "run_id", [ids[b] for b in cdf.pop("b")])
     final = cdf[cdf.step == specs[0].steps].set_index("run_id")
@@ -274,9 +361,9 @@ def train_runs(
 ):
     """Train any list of runs, batching those that share a batch key. Returns concatenated frames.
 
-    With ``checkpoint_dir``, each finished batch's frames are kept there (and each running
-    batch checkpoints every ``checkpoint_every`` steps), so a job killed and started again
-    loses no finished work. The folder is removed when every batch is done.
+    With ``checkpoint_dir``, each finished batch's frames are kept there as Parquet (and each
+    running batch checkpoints every ``checkpoint_every`` steps, tensors only), so a job killed
+    and started again loses no finished work. The folder is removed when every batch is done.
     """
     out = []
     ordered = sorted(specs, key=lambda s: s.batch_key())
@@ -284,18 +371,19 @@ def train_runs(
     for key, group in groupby(ordered, key=lambda s: s.batch_key()):
         group = list(group)
         tag = hashlib.sha1(json.dumps([s.run_id for s in group] + [code_version]).encode()).hexdigest()[:12]
-        done = folder / f"done-{tag}.pt" if folder else None
-        if done is not None and done.exists():
+        done = folder / f"done-{tag}" if folder else None
+        if done is not None and done.is_dir():
             log.info("batch %s already done (kept from an interrupted job)", key)
-            out.append(tuple(torch.load(done, weights_only=False)))
+            out.append(load_frames(done))
             continue
         log.info("training %d run(s) of batch %s", len(group), key)
         frames = train_batch(group, device=device, dtype=dtype, code_version=code_version, progress_every=progress_every,
                              checkpoint=folder / f"running-{tag}.pt" if folder else None, checkpoint_every=checkpoint_every)  # fmt: skip
         if done is not None:
-            with atomic_path(done) as tmp:
-                torch.save(frames, tmp)
+            save_frames(done, frames)
         out.append(frames)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
-    return tuple(pd.concat(frames, ignore_index=True) for frames in zip(*out))
+    runs, curves, attention = (pd.concat(frames, ignore_index=True) for frames in zip(*out))
+    rss_mb, cuda_mb = peak_memory_mb(runs["device"].iloc[0] if len(runs) else "cpu")
+    return runs.assign(peak_rss_mb=rss_mb, peak_cuda_mb=cuda_mb), curves, attention

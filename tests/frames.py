@@ -41,6 +41,8 @@ RUN_DEFAULTS = dict(
     status="ok",
     wall_time_s=1.0,
     device="cpu",
+    peak_rss_mb=500.0,
+    peak_cuda_mb=float("nan"),
     code_version="test",
 )
 REAL_RUN_DEFAULTS = dict(
@@ -64,6 +66,8 @@ REAL_RUN_DEFAULTS = dict(
     status="ok",
     wall_time_s=1.0,
     device="cpu",
+    peak_rss_mb=500.0,
+    peak_cuda_mb=float("nan"),
     code_version="test",
 )
 

@@ -6,9 +6,12 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
+import pytest
 import torch
 
-from benign.trainer import RunSpec, train_runs
+from benign.schema import MEASURED
+from benign.trainer import RunSpec, train_batch, train_runs
 
 SPECS = [
     RunSpec(
@@ -31,19 +34,21 @@ import sys, torch
 torch.set_num_threads(1)
 sys.path.insert(0, {tests!r})
 from test_checkpoint import SPECS
-from benign.trainer import train_runs
-train_runs(SPECS, device="cpu", checkpoint_dir={folder!r}, checkpoint_every=50)
+from benign.trainer import stop_on_signals, train_runs
+stop_on_signals()
+train_runs(SPECS, device="cpu", checkpoint_dir={folder!r}, checkpoint_every={every})
 """
 
 
 def _strip(frames):
     runs, curves, attention = frames
-    return runs.drop(columns=["wall_time_s"]).sort_values("run_id").reset_index(drop=True), curves, attention
+    runs = runs.drop(columns=[c for c in MEASURED if c in runs])
+    return runs.sort_values("run_id").reset_index(drop=True), curves, attention
 
 
 def test_killed_job_resumes_to_the_same_result(tmp_path):
     folder = tmp_path / "ckpt"
-    code = CHILD.format(tests=os.path.dirname(__file__), folder=str(folder))
+    code = CHILD.format(tests=os.path.dirname(__file__), folder=str(folder), every=50)
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(folder.glob("running-*.pt")):
@@ -53,10 +58,73 @@ def test_killed_job_resumes_to_the_same_result(tmp_path):
     child.wait()
     saved = list(folder.glob("running-*.pt"))
     assert saved, "the child wrote no checkpoint before it was killed"
-    step = torch.load(saved[0], weights_only=False)["step"]
+    step = torch.load(saved[0], weights_only=True)["step"]  # tensors and plain values only
     assert 0 < step < 1500
     resumed = _strip(train_runs(SPECS, device="cpu", checkpoint_dir=folder, checkpoint_every=50))
     assert not folder.exists()  # removed once every batch is done
+    fresh = _strip(train_runs(SPECS, device="cpu"))
+    for a, b in zip(resumed, fresh):
+        assert a.equals(b)
+
+
+class Exploit:
+    """A pickle that runs code when loaded: it creates the file ``marker``."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("payload", ["exploit", "garbage"])
+def test_a_checkpoint_that_is_not_plain_tensors_is_refused_and_the_batch_recomputes(tmp_path, caplog, payload):
+    specs = [s for s in SPECS if s.model == "encoder"]
+    checkpoint = tmp_path / "running-x.pt"
+    marker = tmp_path / "code-ran"
+    if payload == "exploit":
+        torch.save({"identity": [], "step": 7, "hook": Exploit(marker)}, checkpoint)
+    else:
+        checkpoint.write_bytes(b"not a checkpoint")
+    with caplog.at_level("WARNING", logger="benign"):
+        got = _strip(train_batch(specs, device="cpu", checkpoint=checkpoint, checkpoint_every=500))
+    assert not marker.exists(), "loading the checkpoint ran code"
+    assert f"refusing checkpoint {checkpoint}: not a checkpoint of tensors and plain values" in caplog.text
+    assert all(a.equals(b) for a, b in zip(got, _strip(train_batch(specs, device="cpu"))))
+    assert not checkpoint.exists()  # replaced by the recomputation's own and removed when done
+
+
+def test_finished_batches_are_kept_as_parquet(tmp_path):
+    """A job killed between batches keeps the finished ones as Parquet frames, read back exactly."""
+    from benign.trainer import load_frames, save_frames
+
+    frames = train_batch(SPECS[:1], device="cpu")
+    save_frames(tmp_path / "done-x", frames)
+    assert sorted(p.name for p in (tmp_path / "done-x").iterdir()) == [
+        "attention.parquet",
+        "curves.parquet",
+        "runs.parquet",
+    ]
+    for a, b in zip(load_frames(tmp_path / "done-x"), frames):
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def test_a_job_told_to_stop_checkpoints_exits_75_and_resumes_to_the_same_result(tmp_path):
+    """SLURM's SIGTERM at a time limit: the job writes its checkpoint at the end of the step it
+    is in, exits with 75, and the retry resumes from it."""
+    folder = tmp_path / "ckpt"
+    code = CHILD.format(tests=os.path.dirname(__file__), folder=str(folder), every=100)
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(folder.glob("running-*.pt")):  # training has started
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 75, err[-2000:]
+    assert "stopped by signal 15 at step" in err and "a retry resumes from it" in err
+    saved = list(folder.glob("running-*.pt"))
+    assert saved and 0 < torch.load(saved[0], weights_only=True)["step"] < 1500
+    resumed = _strip(train_runs(SPECS, device="cpu", checkpoint_dir=folder, checkpoint_every=100))
     fresh = _strip(train_runs(SPECS, device="cpu"))
     for a, b in zip(resumed, fresh):
         assert a.equals(b)

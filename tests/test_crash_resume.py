@@ -28,9 +28,11 @@ import pandas as pd
 import pytest
 from workflow_utils import build_tables, copy_repo, files_under, processes_in, read_tables, snakemake, table_args
 
+from benign.schema import MEASURED
+
 TRIALS = 5
 SEED = 20250713
-DROP = ("wall_time_s", "device")  # the only columns allowed to differ
+DROP = (*MEASURED, "device")  # the only columns allowed to differ
 CRASH = "synthetic: {token: {delayed: {steps: 1000}, sweeps: {heatmap: {batches_per_job: 6}}}}\n"
 CONFIGS = ("config/smoke.yaml", "config/crash.yaml", "config/checkpoints.yaml")
 

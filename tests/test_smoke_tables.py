@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from smoke_run import local_smoke_run
 
+from benign.schema import MEASURED
+
 STORED = Path(__file__).parent / "fixtures" / "smoke_tables"
-VOLATILE = ["wall_time_s", "device", "code_version"]
+VOLATILE = [*MEASURED, "device", "code_version"]
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from benign import registry
+from benign.schema import MEASURED
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORE = shutil.ignore_patterns(
@@ -75,9 +76,7 @@ def build_tables(repo: Path, *configfiles: str, tables: list[str] = TABLES) -> f
     return time.perf_counter() - start
 
 
-def read_tables(
-    repo: Path, drop: tuple[str, ...] = ("wall_time_s",), tables: list[str] = TABLES
-) -> dict[str, pd.DataFrame]:
+def read_tables(repo: Path, drop: tuple[str, ...] = MEASURED, tables: list[str] = TABLES) -> dict[str, pd.DataFrame]:
     """Tables of a finished run, less the columns that may differ between runs."""
     return {t: pd.read_parquet(repo / "results" / t).drop(columns=list(drop), errors="ignore") for t in tables}
 

@@ -6,10 +6,11 @@ so that changing a value reruns exactly the jobs that hold it.
 
 from __future__ import annotations
 
+import math
 from itertools import product
 
 from benign import registry
-from benign.config import ConfigError
+from benign.config import ConfigError, resources
 from benign.config.validate import (
     NAMED_SETTINGS,
     RUN_KEYS,
@@ -73,7 +74,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 run,
                 f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
             )
-    return jobs
+    return resources.split_to_fit(jobs, resources.cluster_settings(cfg))
 
 
 def sweep_jobs(model: str, name: str, sweep: dict, base: dict) -> dict[str, list[dict]]:
@@ -135,7 +136,89 @@ def real_cells(cfg: dict) -> dict[str, dict]:
             cell["etas"] = sorted(set(cell["etas"]) | {round(float(e), 6) for e in cell_etas})
         ns_all = {c["n"] for c in cells.values() if c["dataset"] == name}
         check_split_size(name, entry, max(ns_all))
-    return cells
+    return _split_cells_to_fit(cfg, cells)
+
+
+UNKNOWN_TEST_ROWS = 10000  # the estimates' test split where the config does not give its size
+UNKNOWN_TRAIN_ROWS = 60000
+
+
+def real_rows(cfg: dict, dataset: str, cells: dict[str, dict]) -> dict[str, int]:
+    """The rows the estimates count for a data set: every training row (pooled features), the
+    fine-tuning pool (final-layer inputs) and the test split."""
+    entry = cfg["real"]["datasets"][dataset]
+    sub = entry.get("subsample") or {}
+    train = sub.get("train") or entry.get("train_size") or UNKNOWN_TRAIN_ROWS
+    mine = [c for c in cells.values() if c["dataset"] == dataset]
+    pool = min(train, len({c["seed"] for c in mine}) * max(c["n"] for c in mine))
+    test = min(sub.get("test") or entry.get("test_size") or UNKNOWN_TEST_ROWS, entry.get("test_size") or math.inf)
+    return dict(train_rows=train, hidden_rows=pool, test_rows=int(test))
+
+
+def backbone_shape(cfg: dict, dataset: str) -> resources.BackboneShape:
+    entry = cfg["real"]["datasets"][dataset]
+    return resources.backbone_shape(cfg["real"]["backbones"][entry["backbone"]], entry["modality"])
+
+
+def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dict[str, resources.Need]]:
+    """What each real-data job asks for: {"features": {data set: Need}, "pretrain": {data set:
+    Need}, "train": {cell id: Need}}, on the config's device kind."""
+    cells = real_cells(cfg) if cells is None else cells
+    device = resources.cluster_settings(cfg).device
+    protocol = cfg["real"]["protocol"]
+    out: dict[str, dict[str, resources.Need]] = {"features": {}, "pretrain": {}, "train": {}}
+    for name in {c["dataset"] for c in cells.values()}:
+        entry, shape, rows = cfg["real"]["datasets"][name], backbone_shape(cfg, name), real_rows(cfg, name, cells)
+        seeds = len({c["seed"] for c in cells.values() if c["dataset"] == name})
+        out["features"][name] = resources.features_need(shape, **rows, device=device)
+        out["pretrain"][name] = resources.pretrain_need(
+            shape, len(entry["classes"]), seeds, entry["pretrain_size"], protocol["pretrain_epochs"],
+            protocol["batch_size"], **rows, device=device, pooler=entry["modality"] == "text",
+        )  # fmt: skip
+    for job, cell in cells.items():
+        rows = real_rows(cfg, cell["dataset"], cells)
+        out["train"][job] = resources.finetune_need(
+            backbone_shape(cfg, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
+            protocol["batch_size"], **rows, device=device,
+        )  # fmt: skip
+    return out
+
+
+def _split_cells_to_fit(cfg: dict, cells: dict[str, dict]) -> dict[str, dict]:
+    """Every real-data job within the ceilings: a cell over them becomes ``<cell>-<k>`` cells of
+    fewer noise rates (each eta's run is the same in any cell of its seed). A job that cannot
+    be split to fit (one eta, a data set's features or phase 1) is refused."""
+    cluster = resources.cluster_settings(cfg)
+    if (cluster.max_mem_mb is None and cluster.max_runtime_min is None) or not cells:
+        return cells
+    needs = real_needs(cfg, cells)
+    for rule in ("features", "pretrain"):
+        for name, need in needs[rule].items():
+            if not cluster.fits(need):
+                raise ConfigError(
+                    f"real data set {name}: its {rule} job needs {need.mem_mb} MB and {need.runtime_min} min on "
+                    f"{cluster.device}, above {cluster.describe()}: raise the ceiling or shrink the data set"
+                )
+    out = {}
+    for job, cell in cells.items():
+        parts, etas = [], list(cell["etas"])
+        while etas:
+            take = len(etas)
+            while take and not cluster.fits(real_needs(cfg, {job: {**cell, "etas": etas[:take]}})["train"][job]):
+                take -= 1
+            if not take:
+                need = real_needs(cfg, {job: {**cell, "etas": etas[:1]}})["train"][job]
+                raise ConfigError(
+                    f"real-data job {job}: one run (n {cell['n']}, eta {etas[0]}, seed {cell['seed']}) needs "
+                    f"{need.mem_mb} MB and {need.runtime_min} min on {cluster.device}, above {cluster.describe()}"
+                )
+            parts.append(etas[:take])
+            etas = etas[take:]
+        if len(parts) == 1:
+            out[job] = cell
+        else:
+            out.update({f"{job}-{k}": {**cell, "etas": part} for k, part in enumerate(parts)})
+    return out
 
 
 def real_datasets(cfg: dict) -> list[str]:

@@ -1,5 +1,5 @@
 """Phase 1 for every seed of a data set as one program, and the file that keeps its heads
-(docs/real_protocol.md#phase-1-the-head).
+(docs/real_protocol.md#phase-1-every-seed-at-once).
 
 Each seed trains its own head (BERT: pooler + classifier; images: classifier) on its own clean
 pretraining rows, with its own initialisation ("real_head_init") and batch order

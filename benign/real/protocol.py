@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benign.device import pick_device
+from benign.device import peak_memory_mb, pick_device
 from benign.label_noise import draw_nested_noise
 from benign.real.backbones import reinit_linear
 from benign.real.batched import Run, TrainSet, finetune_runs
@@ -288,4 +288,7 @@ def run_cell(
             )
             for e in two.history
         )
+    rss_mb, cuda_mb = peak_memory_mb(device)
+    for run in runs:
+        run.update(peak_rss_mb=rss_mb, peak_cuda_mb=cuda_mb)
     return pd.DataFrame(runs, columns=REAL_RUNS.names), pd.DataFrame(attention, columns=REAL_ATTENTION.names)

@@ -57,8 +57,11 @@ def _markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def write(table: pd.DataFrame, display: pd.DataFrame, header: Sequence[str], stem: PathLike) -> None:
-    """``table`` as <stem>.csv (the numbers), ``header`` paragraphs and ``display`` as <stem>.md."""
+def write(
+    table: pd.DataFrame, display: pd.DataFrame, header: Sequence[str], stem: PathLike, footer: Sequence[str] = ()
+) -> None:
+    """``table`` as <stem>.csv (the numbers); ``header`` paragraphs, ``display`` and ``footer``
+    paragraphs as <stem>.md."""
     with atomic_path(Path(f"{os.fspath(stem)}.csv")) as tmp:
         table.to_csv(tmp, index=False)
-    write_text(Path(f"{os.fspath(stem)}.md"), "\n\n".join([*header, _markdown_table(display)]) + "\n")
+    write_text(Path(f"{os.fspath(stem)}.md"), "\n\n".join([*header, _markdown_table(display), *footer]) + "\n")

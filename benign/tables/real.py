@@ -1,4 +1,6 @@
-"""The real-data tables (Tables 2 and 6): our fine-tuning results beside the paper's numbers."""
+"""The real-data tables (Tables 2 and 6): our fine-tuning results beside the paper's numbers,
+and a one-line reading per data set: does phase 2 fit the noisy labels, and does test
+accuracy hold (benign) or fall (harmful) as eta or n grows."""
 
 from __future__ import annotations
 
@@ -17,6 +19,15 @@ def _dataset_key(name) -> str | None:
     return re.sub(r"[^a-z0-9]", "", str(name).lower()) if isinstance(name, str) else None
 
 
+# The paper's protocol (Section 6 and its appendix): clean pretraining rows per data set, and
+# the backbone of each modality.
+PAPER_PRETRAIN_SIZE = {"MNIST": 10000, "CIFAR-10": 10000, "AG-news": 10000, "PneumoniaMNIST": 3000, "TREC": 3000,
+                       "BreastMNIST": 200}  # fmt: skip
+PAPER_BACKBONES = "ViT-B/16 (ImageNet-21k) for images, bert-base-uncased for text"
+FITS_LOSS = 0.05  # train loss at or below this on the noisy set: the noise is memorised
+FALL_POINTS = 1.0  # a change in test accuracy smaller than this (or than 2 seed stds) is "holds"
+
+
 def load_reference(path: PathLike) -> pd.DataFrame:
     """The paper's numbers (reference/table6.csv layout), keyed by (_key, n, eta)."""
     ref = pd.read_csv(path)
@@ -25,12 +36,88 @@ def load_reference(path: PathLike) -> pd.DataFrame:
     return ref[["_key", "n", "eta", *value_cols]].rename(columns={c: f"paper_{c}" for c in value_cols})
 
 
+def load_summary(path: PathLike) -> pd.DataFrame:
+    """The paper's words for Table 2 (reference/table2_summary.csv): an empty n applies to every n."""
+    ref = pd.read_csv(path, dtype={"train_loss": str, "test_acc": str})
+    return ref.assign(_key=ref["dataset"].map(_dataset_key), eta=ref["eta"].round(4))
+
+
+def _summary_cell(summary: pd.DataFrame | None, key, n: int, eta: float, column: str) -> str | None:
+    if summary is None or key is None:
+        return None
+    hits = summary[(summary["_key"] == key) & (summary["eta"] == round(eta, 4))]
+    hits = hits[hits["n"].isna() | (hits["n"] == n)]
+    return f"{hits[column].iloc[0]} (text)" if len(hits) else None
+
+
+def _change(rows: pd.DataFrame, prefix: str = "") -> tuple[float, float] | None:
+    """(change in mean test accuracy from the first row to the last, 2 x the larger seed std)."""
+    acc, std = rows[f"{prefix}test_acc_mean"].to_numpy(float), rows[f"{prefix}test_acc_std"].to_numpy(float)
+    if len(rows) < 2 or not np.isfinite(acc[[0, -1]]).all():
+        return None
+    return acc[-1] - acc[0], 2 * np.nanmax(std[[0, -1]]) if np.isfinite(std[[0, -1]]).any() else 0.0
+
+
+def _trend(change: tuple[float, float] | None, what: str, fits: bool) -> str | None:
+    """Falls or holds; called harmful or benign only where the runs fit the noise."""
+    if change is None:
+        return None
+    delta, noise = change
+    if delta <= -max(FALL_POINTS, noise):
+        verdict = "falls (harmful)" if fits else "falls"
+    elif delta >= max(FALL_POINTS, noise):
+        verdict = "rises"
+    else:
+        verdict = "holds (benign)" if fits else "holds"
+    return f"as {what}, test accuracy {verdict}: {delta:+.1f} points"
+
+
+def reading(rows: pd.DataFrame, prefix: str = "") -> str:
+    """One data set's rows (one table): fit of the noise, then the trend in eta (at the largest n)
+    and in n (at the largest eta). ``prefix`` "paper_" reads the paper's columns instead."""
+    noisy = rows[rows["eta"] > 0]
+    loss = noisy[f"{prefix}train_loss_mean"].to_numpy(float)
+    parts, fits = [], False
+    if np.isfinite(loss).any():
+        fits = bool(np.nanmax(loss) <= FITS_LOSS)
+        worst = noisy.iloc[int(np.nanargmax(loss))]
+        if fits:
+            parts.append(f"fits the noisy labels (train loss <= {np.nanmax(loss):.3f} at every n, η > 0)")
+        else:
+            parts.append(
+                f"does not fit all noisy labels (train loss {np.nanmax(loss):.3f} at n {int(worst['n'])}, η {worst['eta']:g})"
+            )
+    n_max, eta_max = rows["n"].max(), rows["eta"].max()
+    by_eta = rows[rows["n"] == n_max].sort_values("eta")
+    by_n = rows[rows["eta"] == eta_max].sort_values("n")
+    etas = by_eta["eta"]
+    parts.append(
+        _trend(_change(by_eta, prefix), f"η grows {etas.iloc[0]:g} -> {etas.iloc[-1]:g} at n {n_max}", fits)
+        if len(by_eta) > 1
+        else None
+    )
+    parts.append(
+        _trend(_change(by_n, prefix), f"n grows {by_n['n'].iloc[0]} -> {n_max} at η {eta_max:g}", fits)
+        if len(by_n) > 1
+        else None
+    )
+    parts = [p for p in parts if p]
+    return "; ".join(parts) if parts else "no numbers"
+
+
 def real_results(
-    real_runs: pd.DataFrame, reference_csv: PathLike, stem: PathLike, etas: Sequence[float]
+    real_runs: pd.DataFrame,
+    reference_csv: PathLike,
+    stem: PathLike,
+    etas: Sequence[float],
+    summary_csv: PathLike | None = None,
+    notes: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """Tables 2 and 6: per (dataset, n, eta) with eta in ``etas``: last-epoch train loss and
     test accuracy (%) as mean ± population std over seeds, baseline accuracy (%), and the
-    paper's numbers beside ours where ``paper_dataset`` names a dataset of ``reference_csv``."""
+    paper's numbers beside ours where ``paper_dataset`` names a dataset of ``reference_csv``
+    (or, in words, of ``summary_csv`` where the paper published no numbers). ``notes``: per
+    data set, a sentence for the header (a data set entry's ``note``)."""
     runs = real_runs.assign(eta=real_runs["eta"].round(4))
     runs = runs[runs["eta"].isin([round(e, 4) for e in etas])]
     accuracy = runs[["baseline_acc", "test_acc"]].to_numpy(dtype=float)
@@ -44,15 +131,38 @@ def real_results(
     keys = ["dataset", "n", "eta"]
     table = seed_stats(runs, keys, ["baseline_acc", "train_loss_last_epoch", "test_acc"])
     table = table.rename(columns=lambda c: c.replace("train_loss_last_epoch", "train_loss"))
-    labels = runs.groupby("dataset", sort=False)[["dataset_label", "backbone", "paper_dataset"]].first()
+    protocol = ["dataset_label", "backbone", "paper_dataset", "pretrain_size", "pretrain_epochs", "finetune_epochs"]
+    labels = runs.groupby("dataset", sort=False)[protocol].first()
     table = table.join(labels, on="dataset")
     table["_key"] = table["paper_dataset"].map(_dataset_key)
     table = table.merge(load_reference(reference_csv), on=["_key", "n", "eta"], how="left").drop(columns="_key")
-    front = ["dataset", "dataset_label", "backbone", "paper_dataset", "n", "eta", "seeds", "failed"]
+    table["paper_pretrain_size"] = table["paper_dataset"].map(PAPER_PRETRAIN_SIZE)
+    front = [
+        "dataset",
+        "dataset_label",
+        "backbone",
+        "paper_dataset",
+        "pretrain_size",
+        "paper_pretrain_size",
+        "n",
+        "eta",
+        "seeds",
+        "failed",
+    ]
     table = table[front + [c for c in table.columns if c not in front]]
+    summary = load_summary(summary_csv) if summary_csv is not None else None
 
     def pm_column(prefix: str, col: str, digits: int) -> pd.Series:
         return pd.Series([pm(m, s, digits) for m, s in zip(table[f"{prefix}{col}_mean"], table[f"{prefix}{col}_std"])])
+
+    def paper_column(col: str, digits: int) -> pd.Series:
+        """The paper's number, or its words (Table 2) where it published no number."""
+        cells = pm_column("paper_", col, digits)
+        for i, row in table.iterrows():
+            if cells[i] == MISSING:
+                words = _summary_cell(summary, _dataset_key(row["paper_dataset"]), row["n"], row["eta"], col)
+                cells[i] = words or MISSING
+        return cells
 
     display = pd.DataFrame(
         {
@@ -65,8 +175,8 @@ def real_results(
             "Train loss": pm_column("", "train_loss", 3),
             "Test acc (%)": pm_column("", "test_acc", 1),
             "Paper baseline (%)": pm_column("paper_", "baseline_acc", 2),
-            "Paper train loss": pm_column("paper_", "train_loss", 2),
-            "Paper test acc (%)": pm_column("paper_", "test_acc", 1),
+            "Paper train loss": paper_column("train_loss", 2),
+            "Paper test acc (%)": paper_column("test_acc", 1),
         }
     )
     seeds = ", ".join(str(int(s)) for s in sorted(runs.loc[runs["status"] == "ok", "seed"].unique()))
@@ -74,12 +184,40 @@ def real_results(
         f"{backbone}: {', '.join(group['dataset_label'].unique())}"
         for backbone, group in table.groupby("backbone", sort=False)
     )
+    first = table.groupby("dataset", sort=False).first()
+    protocol_lines = []
+    for dataset, row in first.iterrows():
+        label = row["dataset_label"]
+        size = f"{label} pretrains on {int(row['pretrain_size'])} clean rows"
+        paper = row["paper_pretrain_size"]
+        if isinstance(row["paper_dataset"], str) and np.isfinite(paper):
+            size += f" (the paper's {row['paper_dataset']}: {int(paper)})"
+            size += (f"; it is the paper's data set on a different backbone ({row['backbone']}; the paper: "
+                     f"{PAPER_BACKBONES}), so compare its trends with the paper's, not its levels")  # fmt: skip
+        note = (notes or {}).get(dataset)
+        protocol_lines.append(size + (f". {note}" if note else "") + ".")
+    epochs = {(int(r["pretrain_epochs"]), int(r["finetune_epochs"])) for _, r in first.iterrows()}
+    epochs_line = "Epochs of phase 1 (head) and phase 2 (query/key): " + ", ".join(
+        f"{a} and {b}" for a, b in sorted(epochs)
+    )
+    epochs_line += " (the paper: 300 and 2000)."
+    sources = Path(reference_csv).name + (f" and, in words, {Path(summary_csv).name}" if summary_csv else "")
     header = [
         f"## Real data, η ∈ {{{', '.join(f'{e:g}' for e in etas)}}}",
         f"Backbones and the datasets actually run on them (stand-ins as labelled): {backbones}.",
+        *protocol_lines,
+        epochs_line,
         "Train loss: mean over the last epoch's batches on the noisy fine-tuning set. Accuracies in %. "
         f"Mean ± population std over seeds {seeds}. Baseline: test accuracy after training the head on clean data.",
-        f"Paper columns: the authors' published numbers ({Path(reference_csv).name}); {MISSING} where they published none.",
+        f"Paper columns: the authors' published numbers ({sources}); {MISSING} where they published none.",
     ]
-    write(table, display, header, stem)
+    readings = ["Reading (fits: train loss <= "
+                f"{FITS_LOSS} at every noisy row; a change in test accuracy counts when larger than "
+                f"{FALL_POINTS:g} point and 2 seed stds):"]  # fmt: skip
+    for _, rows in table.groupby("dataset", sort=False):
+        line = f"- {rows['dataset_label'].iloc[0]}: {reading(rows)}"
+        if rows["paper_test_acc_mean"].notna().any():
+            line += f". Paper: {reading(rows, 'paper_')}"
+        readings.append(line + ".")
+    write(table, display, header, stem, footer=["\n".join(readings)])
     return table

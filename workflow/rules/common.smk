@@ -10,14 +10,19 @@ sys.path.insert(
 )  # the library, also when not pip-installed
 from benign import registry
 from benign.config import ConfigError, plan
+from benign.config import resources as rs
 from benign.config import validate as cv
 from benign.fingerprint import fingerprint
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 try:
     cv.validate_config(config, SCHEMA)  # readable messages, then the schema's defaults
-    SYN_JOBS = plan.synthetic_jobs(config)
+    CLUSTER = rs.cluster_settings(
+        config
+    )  # device kind and the site's ceilings (a profile sets them)
+    SYN_JOBS = plan.synthetic_jobs(config)  # split to fit the ceilings
     REAL_CELLS = plan.real_cells(config)
+    REAL_NEEDS = plan.real_needs(config, REAL_CELLS)
     cv.check_projection(config)
     cv.check_boundary_fits(config)
     for message in cv.warnings(config):
@@ -33,6 +38,26 @@ HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
 MODELS = plan.configured_models(config)
 SYN_TABLES = ["runs", "curves", "attention"]
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
+
+
+GPU = int(CLUSTER.device == "cuda")  # the training rules' `gpu` resource
+
+
+def syn_need(field):
+    """A synthetic training job's request (benign/config/resources.py), larger on each retry."""
+    return lambda wc, attempt: getattr(
+        rs.for_attempt(
+            rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device), attempt
+        ),
+        field,
+    )
+
+
+def real_need(rule, key, field):
+    """A real-data job's request: ``REAL_NEEDS[rule][key(wildcards)]``, larger on each retry."""
+    return lambda wc, attempt: getattr(
+        rs.for_attempt(REAL_NEEDS[rule][key(wc)], attempt), field
+    )
 
 
 def code(script, *modules):
@@ -76,8 +101,10 @@ def model_of(artifact):
 
 
 def dataset_entry(name):
-    """A data set's config entry as the library takes it (with its name)."""
-    return {**config["real"]["datasets"][name], "name": name}
+    """A data set's config entry as the library takes it (with its name; without its ``note``,
+    which only the tables print, so editing it reruns no training)."""
+    entry = {k: v for k, v in config["real"]["datasets"][name].items() if k != "note"}
+    return {**entry, "name": name}
 
 
 def backbone_spec(dataset):

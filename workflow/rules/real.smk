@@ -1,12 +1,16 @@
-"""Real-data half: fetch data sets, cache backbone features, train query/key under label noise."""
+"""Real-data half: fetch data sets, cache backbone features, train query/key under label noise.
+
+Its jobs go first (priority): the fine-tuning jobs are the workflow's longest, so starting
+them early leaves the many short synthetic jobs to fill the cores at the end."""
 
 
 rule fetch_dataset:
-    """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
     output:
         directory("resources/datasets/{dataset}"),
     log:
         "logs/real/fetch_{dataset}.log",
+    """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
+    priority: 50
     conda:
         "../envs/benign.yaml"
     params:
@@ -24,10 +28,13 @@ rule features_real:
         "resources/features/{dataset}.safetensors",
     log:
         "logs/real/features_{dataset}.log",
+    priority: 50
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=1,
+        gpu=GPU,
+        mem_mb=real_need("features", lambda wc: wc.dataset, "mem_mb"),
+        runtime=real_need("features", lambda wc: wc.dataset, "runtime_min"),
     params:
         backbone=lambda wc: backbone_spec(wc.dataset),
         rows=lambda wc: plan.real_feature_rows(config, wc.dataset),
@@ -45,8 +52,12 @@ rule pretrain_real:
         "results/real/heads/{dataset}.safetensors",
     log:
         "logs/real/pretrain_{dataset}.log",
+    priority: 50
     conda:
         "../envs/benign.yaml"
+    resources:
+        mem_mb=real_need("pretrain", lambda wc: wc.dataset, "mem_mb"),
+        runtime=real_need("pretrain", lambda wc: wc.dataset, "runtime_min"),
     params:
         entry=lambda wc: dataset_entry(wc.dataset),
         seeds=lambda wc: plan.real_feature_rows(config, wc.dataset)[1],
@@ -66,10 +77,13 @@ rule train_real:
         attention="results/real/jobs/{cell}/attention.parquet",
     log:
         "logs/real/train_{cell}.log",
+    priority: 20
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=1,
+        gpu=GPU,
+        mem_mb=real_need("train", lambda wc: wc.cell, "mem_mb"),
+        runtime=real_need("train", lambda wc: wc.cell, "runtime_min"),
     params:
         cell=lambda wc: REAL_CELLS[wc.cell],
         entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),
@@ -99,6 +113,7 @@ rule table_real:
     input:
         runs="results/real/runs.parquet",
         reference="benign/data/reference/table6.csv",
+        summary="benign/data/reference/table2_summary.csv",
     output:
         csv=report(
             "results/tables/real_eta{etas}.csv",
@@ -113,6 +128,10 @@ rule table_real:
     params:
         etas=lambda wc: [float(e) for e in wc.etas.split("_")],
         grid=lambda wc: config["real"]["grid"],
+        notes=lambda wc: {
+            d: config["real"]["datasets"][d].get("note")
+            for d in plan.real_datasets(config)
+        },
         code=code("table_real.py"),
     script:
         "../scripts/table_real.py"

@@ -12,7 +12,9 @@ rule train_synthetic:
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=1,
+        gpu=GPU,
+        mem_mb=syn_need("mem_mb"),
+        runtime=syn_need("runtime_min"),
     params:
         runs=lambda wc: SYN_JOBS[wc.job],
         code=lambda wc: train_code(wc.job),

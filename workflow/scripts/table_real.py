@@ -8,4 +8,7 @@ log_to(snakemake.log[0])
 runs = read_parquet(snakemake.input.runs, REAL_RUNS)
 grid = snakemake.params.grid
 runs = runs[runs.n.isin(grid["n"]) & runs.seed.isin(grid["seeds"])]
-tables.real_results(runs, snakemake.input.reference, snakemake.output.csv.removesuffix(".csv"), snakemake.params.etas)
+stem = snakemake.output.csv.removesuffix(".csv")
+tables.real_results(
+    runs, snakemake.input.reference, stem, snakemake.params.etas, snakemake.input.summary, snakemake.params.notes
+)

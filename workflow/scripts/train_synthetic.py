@@ -4,10 +4,11 @@ import torch
 
 from benign.io import log_to
 from benign.schema import ATTENTION, CURVES, RUNS, write_parquet
-from benign.trainer import RunSpec, train_runs
+from benign.trainer import RunSpec, stop_on_signals, train_runs
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
+stop_on_signals()  # SLURM's notice before the time limit: checkpoint, exit, resume on the retry
 runs, curves, attention = train_runs(
     [RunSpec(**run) for run in snakemake.params.runs],
     code_version=snakemake.params.code,

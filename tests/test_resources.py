@@ -1,0 +1,126 @@
+"""Each job's memory and time request (benign/config/resources.py), the site's ceilings, and
+jobs split to fit them."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from benign import models
+from benign.config import ConfigError, plan, resources
+from benign.config import validate as cv
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def held_bytes(obj, seen=None) -> int:
+    """Bytes of every distinct tensor storage an object holds (attributes, dicts, lists, nested objects)."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, torch.Tensor):
+        key = obj.untyped_storage().data_ptr()
+        if key in seen:
+            return 0
+        seen.add(key)
+        return obj.untyped_storage().nbytes()
+    if isinstance(obj, dict):
+        return sum(held_bytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(held_bytes(v, seen) for v in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(held_bytes(v, seen) for v in vars(obj).values())
+    return 0
+
+
+@pytest.mark.parametrize(
+    "model, n, T, d, B",
+    [("token", 20, 8, 1000, 9), ("token", 40, 8, 300, 3), ("encoder", 20, 8, 300, 6), ("encoder", 10, 4, 600, 8)],
+)
+def test_the_memory_estimate_counts_what_a_batch_holds(model, n, T, d, B):
+    """Against the tensors a built batch really holds: at least them, and within 2x of them
+    (the estimate also counts what lives only for a while: a checkpoint's copy, the float64
+    initialisation and the data drawn on the way, which weigh most in batches of few runs)."""
+    keys = {"mlp_dim": 64} if model == "encoder" else {}
+    batch = models.build(model, n=n, T=T, d=d, sigma=1.0, n_test=50, seed=1, signal_norms=[5.0] * B,
+                         rhos=[0.1] * B, etas=[0.1] * B, lrs=[0.1] * B, **keys)  # fmt: skip
+    held = held_bytes(batch)
+    runs = [dict(model=model, n=n, T=T, d=d, n_test=50, steps=100, mlp_dim=keys.get("mlp_dim"))] * B
+    counted, _ = resources.batch_need(runs)
+    assert held <= counted <= 2 * held, (model, held, counted)
+
+
+def run(**kw):
+    return dict(dict(model="token", n=20, T=8, d=1000, sigma=1.0, n_test=200, seed=1, steps=1000, mlp_dim=None), **kw)
+
+
+def test_estimates_grow_with_the_work():
+    base = resources.synthetic_job_need([run()])
+    assert resources.synthetic_job_need([run(d=4000)]).mem_mb > base.mem_mb
+    assert resources.synthetic_job_need([run(steps=10**6)]).runtime_min > base.runtime_min
+    assert resources.synthetic_job_need([run(signal_norm=s) for s in range(40)]).mem_mb > base.mem_mb
+    # two batches one after another: the larger memory, the sum of the times
+    both = resources.synthetic_job_need([run(steps=10**6), run(steps=10**6, seed=2)])
+    assert both.mem_mb == resources.synthetic_job_need([run(steps=10**6)]).mem_mb
+    assert both.runtime_min > resources.synthetic_job_need([run(steps=10**6)]).runtime_min
+    cuda = resources.synthetic_job_need([run(model="encoder", mlp_dim=64, steps=10**6)], "cuda")
+    assert cuda.runtime_min < resources.synthetic_job_need([run(model="encoder", mlp_dim=64, steps=10**6)]).runtime_min
+    retry = resources.for_attempt(base, 3)
+    assert (retry.mem_mb, retry.runtime_min) == (int(-(-base.mem_mb * 2.25 // 1)), base.runtime_min * 4)
+
+
+def test_cluster_settings_take_strings_and_refuse_bad_values():
+    assert resources.cluster_settings({}) == resources.Cluster("cpu", None, None)
+    got = resources.cluster_settings({"cluster": {"device": "cuda", "max_mem_mb": "8000", "max_runtime_min": 60}})
+    assert got == resources.Cluster("cuda", 8000, 60)
+    for block, words in [
+        ({"device": "tpu"}, "cluster.device = 'tpu'"),
+        ({"max_mem_mb": "lots"}, "cluster.max_mem_mb = 'lots'"),
+        ({"max_runtime_min": -5}, "cluster.max_runtime_min = -5"),
+        ({"memory": 1}, "cluster.memory is not known"),
+    ]:
+        with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
+            resources.cluster_settings({"cluster": block})
+
+
+def config(name: str) -> dict:
+    """A config file as the workflow sees it (validated, with the schema's defaults)."""
+    cfg = yaml.safe_load((REPO / "config" / name).read_text())
+    cv.validate_config(cfg, REPO / "workflow" / "schemas" / "config.schema.yaml")
+    return cfg
+
+
+def runs_of(jobs: dict) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True) for runs in jobs.values() for r in runs)
+
+
+def test_jobs_over_the_ceiling_are_split_into_the_same_runs():
+    cfg = config("config.yaml")
+    whole = plan.synthetic_jobs(cfg)
+    alone = [resources.synthetic_job_need([r]) for runs in whole.values() for r in runs]
+    # every run fits alone, not every job does
+    cluster = {
+        "device": "cpu",
+        "max_mem_mb": max(a.mem_mb for a in alone),
+        "max_runtime_min": max(a.runtime_min for a in alone),
+    }
+    split = plan.synthetic_jobs(dict(copy.deepcopy(cfg), cluster=cluster))
+    assert len(split) > len(whole) and runs_of(split) == runs_of(whole)
+    ceiling = resources.cluster_settings({"cluster": cluster})
+    assert all(ceiling.fits(resources.synthetic_job_need(r)) for r in split.values())
+    assert any(job.rsplit("-", 1)[0] in whole and job not in whole for job in split)
+    cells = plan.real_cells(dict(copy.deepcopy(cfg), cluster=dict(cluster, max_mem_mb=4000, max_runtime_min=12)))
+    assert sorted((c["dataset"], c["seed"], c["n"], e) for c in cells.values() for e in c["etas"]) == sorted(
+        (c["dataset"], c["seed"], c["n"], e) for c in plan.real_cells(cfg).values() for e in c["etas"]
+    )
+    assert any("-" in job for job in cells)
+
+
+def test_a_run_above_the_ceiling_is_refused_with_its_numbers():
+    cfg = dict(config("config.yaml"), cluster={"max_mem_mb": 800})
+    with pytest.raises(ConfigError) as err:
+        plan.synthetic_jobs(cfg)
+    message = str(err.value)
+    assert "one run (model" in message and "needs" in message and "MB" in message
+    assert "800 MB" in message and "raise the ceiling" in message
