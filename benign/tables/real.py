@@ -69,7 +69,7 @@ def _trend(change: tuple[float, float] | None, what: str, fits: bool) -> str | N
         verdict = "rises"
     else:
         verdict = "holds (benign)" if fits else "holds"
-    return f"as {what}, test accuracy {verdict}: {delta:+.1f} points"
+    return f"as {what}, test accuracy {verdict}: {delta:+.1f} points (2 seed stds: {noise:.1f})"
 
 
 def reading(rows: pd.DataFrame, prefix: str = "") -> str:

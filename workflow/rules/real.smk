@@ -5,11 +5,11 @@ them early leaves the many short synthetic jobs to fill the cores at the end."""
 
 
 rule fetch_dataset:
+    """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
     output:
         directory("resources/datasets/{dataset}"),
     log:
         "logs/real/fetch_{dataset}.log",
-    """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
     priority: 50
     conda:
         "../envs/benign.yaml"
