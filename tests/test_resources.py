@@ -3,11 +3,13 @@ jobs split to fit them."""
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
+from workflow_utils import snakemake
 
 from benign import models
 from benign.config import ConfigError, plan, resources
@@ -84,9 +86,18 @@ def test_cluster_settings_take_strings_and_refuse_bad_values():
             resources.cluster_settings({"cluster": block})
 
 
+def merged(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def config(name: str) -> dict:
-    """A config file as the workflow sees it (validated, with the schema's defaults)."""
-    cfg = yaml.safe_load((REPO / "config" / name).read_text())
+    """A config file as the workflow sees it: over the default, validated, with the schema's defaults."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    if name != "config.yaml":
+        cfg = merged(cfg, yaml.safe_load((REPO / "config" / name).read_text()))
     cv.validate_config(cfg, REPO / "workflow" / "schemas" / "config.schema.yaml")
     return cfg
 
@@ -124,3 +135,20 @@ def test_a_run_above_the_ceiling_is_refused_with_its_numbers():
     message = str(err.value)
     assert "one run (model" in message and "needs" in message and "MB" in message
     assert "800 MB" in message and "raise the ceiling" in message
+
+
+def test_the_slurm_dry_run_of_the_paper_config_has_no_job_above_the_ceilings():
+    """The paper's grids on a GPU partition with 16 GB and 4 h per job: every training job's
+    request is within the ceilings, and the runs are those planned without a ceiling."""
+    ceiling = {"device": "cuda", "max_mem_mb": 16000, "max_runtime_min": 240}
+    out = snakemake(REPO, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", "--config",
+                    f"cluster={json.dumps(ceiling)}")  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    requests = re.findall(r"mem_mb=(\d+).*?runtime=(\d+)", out.stdout)
+    assert len(requests) > 100
+    assert max(int(m) for m, _ in requests) <= 16000 and max(int(r) for _, r in requests) <= 240
+    assert "gpu=1" in out.stdout
+    cfg = config("paper.yaml")
+    whole = plan.synthetic_jobs(cfg)
+    split = plan.synthetic_jobs(dict(cfg, cluster=ceiling))
+    assert runs_of(split) == runs_of(whole)

@@ -29,6 +29,7 @@ from torch import nn
 
 from benign.real.backbones import reinit_linear
 from benign.real.final_layer import FinalBlock, Group, Head
+from benign.real.heads import clip_per_run, stacked_logits
 from benign.real.trainer import Epoch, TrainConfig
 
 log = logging.getLogger("benign.real")
@@ -66,24 +67,14 @@ class RunResult:
 
 
 class Heads:
-    """The runs' frozen phase-1 heads, stacked: pooler (BERT) then classifier, per run."""
+    """The runs' frozen phase-1 heads, stacked (``heads.stacked_logits``): pooler (BERT) then classifier."""
 
     def __init__(self, heads: Sequence[Head]):
-        self.pooler = None
-        if heads[0].pooler is not None:
-            self.pooler = (
-                torch.stack([h.pooler.weight for h in heads]).detach(),
-                torch.stack([h.pooler.bias for h in heads]).detach(),
-            )
-        self.weight = torch.stack([h.classifier.weight for h in heads]).detach()  # (R, C, d)
-        self.bias = torch.stack([h.classifier.bias for h in heads]).detach()  # (R, C)
+        self.params = {k: torch.stack([h.state_dict()[k] for h in heads]).detach() for k in heads[0].state_dict()}
 
     def __call__(self, features: torch.Tensor) -> torch.Tensor:
         """(R, B, d) -> logits (R, B, C)."""
-        if self.pooler is not None:
-            weight, bias = self.pooler
-            features = torch.tanh(torch.baddbmm(bias[:, None], features, weight.transpose(1, 2)))
-        return torch.baddbmm(self.bias[:, None], features, self.weight.transpose(1, 2))
+        return stacked_logits(self.params, features)
 
 
 def _initial_query_key(block: FinalBlock, runs: Sequence[Run]) -> list[torch.Tensor | None]:
@@ -162,11 +153,7 @@ class Program:
 def _clip_per_run(program: Program, max_norm: float) -> None:
     """torch.nn.utils.clip_grad_norm_ applied to each run's gradients on their own."""
     for params in program.params.values():
-        grads = [p.grad for p in params if p is not None]
-        norms = torch.sqrt(sum(torch.linalg.vector_norm(g.flatten(1), dim=1) ** 2 for g in grads))  # (E,)
-        coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
-        for g in grads:
-            g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
+        clip_per_run([p for p in params if p is not None], max_norm)
 
 
 def finetune_runs(
