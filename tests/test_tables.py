@@ -175,12 +175,18 @@ def test_reading_says_fit_and_trend():
     assert "as η grows 0 -> 0.2 at n 200, test accuracy falls (harmful): -7.0 points (2 seed stds: 1.0)" in line
     assert "as n grows 20 -> 200 at η 0.2, test accuracy falls (harmful): -4.0 points (2 seed stds: 1.0)" in line
     benign = {(20, 0.0): 90.0, (20, 0.2): 89.5, (200, 0.0): 91.0, (200, 0.2): 90.6}
-    assert "test accuracy holds (benign): -0.4 points (2 seed stds: 1.0)" in real_tables.reading(reading_rows(fitted, benign))
+    assert "test accuracy holds (benign): -0.4 points (2 seed stds: 1.0)" in real_tables.reading(
+        reading_rows(fitted, benign)
+    )
     # a fall within 2 seed stds holds; without a fit there is no benign or harmful
     unfitted = {**fitted, (200, 0.2): 0.3}
     line = real_tables.reading(reading_rows(unfitted, harmful, std=4.0))
     assert line.startswith("does not fit all noisy labels (train loss 0.300 at n 200, η 0.2)")
-    assert "at n 200, test accuracy holds: -7.0 points (2 seed stds: 8.0)" in line and "benign" not in line and "harmful" not in line
+    assert (
+        "at n 200, test accuracy holds: -7.0 points (2 seed stds: 8.0)" in line
+        and "benign" not in line
+        and "harmful" not in line
+    )
     paper = real_tables.reading(reading_rows(fitted, harmful, prefix="paper_"), "paper_")
     assert paper.startswith("fits the noisy labels")
 

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEVICE_KINDS = ("cpu", "cuda")
-BASE_MB = 600  # a job's process before it computes (Python, torch, numpy, pandas, pyarrow); the smallest job peaked at 426 MB
+# A job's process before it computes (Python, torch, numpy, pandas, pyarrow loaded); the
+# default reproduction's smallest job peaked at 426 MB.
+BASE_MB = 600
 TEMPORARIES = 1.25  # tensors that live for part of a step, on top of the counted ones
 SAFETY = 2.0  # the time asked for, over the cost model's estimate
 START_S = 60.0  # a job's start: interpreter, imports, reading its inputs
