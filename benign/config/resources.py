@@ -16,6 +16,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benign.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
+
 DEVICE_KINDS = ("cpu", "cuda")
 # A job's process before it computes (Python, torch, numpy, pandas, pyarrow loaded); the
 # default reproduction's smallest job peaked at 426 MB.
@@ -45,8 +47,6 @@ DEVICE_SPEED = {
 # Bytes per number: the models' dtypes (token model float64 on CPU, float32 on GPU; encoder
 # float32; real data float32).
 DTYPE_BYTES = {("token", "cpu"): 8, ("token", "cuda"): 4, ("encoder", "cpu"): 4, ("encoder", "cuda"): 4}
-DEFER_ROWS = 64  # benign.speed.settings.DEFER_ROWS: the encoder's pending updates per matrix
-TEST_CACHE_FLOATS = 1 << 25  # benign.speed.settings.TEST_CACHE_FLOATS
 
 
 @dataclass(frozen=True)
