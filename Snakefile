@@ -11,6 +11,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/real.smk"
+include: "workflow/rules/max_margin.smk"
 
 
 rule all:

@@ -17,6 +17,7 @@ import platform
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import yaml
 
 from benign.config import plan, resources
@@ -35,7 +36,13 @@ def merged(base: dict, extra: dict) -> dict:
 
 
 def measured(table: Path) -> tuple[float, float]:
-    """(peak RSS MB, wall seconds) of the job that wrote ``table``."""
+    """(peak RSS MB, wall seconds) of the job that wrote ``table``: a runs table (a row per run,
+    its share of the wall time) or an alignment table (a row per logged step, each with its
+    batch's wall time)."""
+    names = pq.read_schema(table).names
+    if "step" in names:
+        rows = pd.read_parquet(table, columns=["d", "seed", "steps", "peak_rss_mb", "wall_time_s"])
+        return float(rows["peak_rss_mb"].max()), float(rows.groupby(["d", "seed", "steps"])["wall_time_s"].first().sum())
     runs = pd.read_parquet(table, columns=["peak_rss_mb", "wall_time_s"])
     return float(runs["peak_rss_mb"].max()), float(runs["wall_time_s"].sum())
 
@@ -57,6 +64,9 @@ def main() -> None:
         jobs.append(("train_synthetic", job, need, args.repo / "results/synthetic/jobs" / job / "runs.parquet"))
     for job, need in plan.real_needs(cfg)["train"].items():
         jobs.append(("train_real", job, need, args.repo / "results/real/jobs" / job / "runs.parquet"))
+    for model, runs in plan.max_margin_runs(cfg).items():
+        need = resources.synthetic_job_need(runs, device)
+        jobs.append(("train_max_margin", model, need, args.repo / "results/max_margin" / f"{model}.parquet"))
     rows = []
     for rule, job, need, table in jobs:
         if not table.exists():

@@ -127,7 +127,7 @@ def main() -> None:
             sets = [TrainSet(hidden, mask, torch.Generator().manual_seed(100))]
             test = (hidden[:8], mask[:8] if mask is not None else None, labels[:8])
             start = time.perf_counter()
-            finetune_runs(block, runs, sets, test, TrainConfig(epochs=args.cached_epochs, log_every=10**9))
+            finetune_runs(block, runs, sets, [test], TrainConfig(epochs=args.cached_epochs, log_every=10**9))
             batched_s[R] = (time.perf_counter() - start) / args.cached_epochs / R
 
     loss_diff = max(abs(a.loss - b.loss) for a, b in zip(cached_check, full_history))

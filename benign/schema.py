@@ -85,6 +85,27 @@ ATTENTION = pa.schema(
 )
 # fmt: on
 
+# The attention-SVM check (benign.svm_alignment): one row per (run, logged step). The run's
+# keys, then: direction_norm ||p|| (W fixed) or ||W p|| (W trained); svm_norm ||p^mm|| of the
+# step's selection; cosine between the two directions; margin_ratio, the smallest margin over
+# ||direction|| divided by the SVM's 1 / ||p^mm|| (1 at the max-margin direction); the clean and
+# the noisy samples' smallest margins; selection_changed since the previous logged step; the
+# fractions of clean samples selecting token 1 (clean_signal), and of noisy samples selecting
+# token 1, token 3 (noisy_opposite), a noise token, or a token whose score has the flipped
+# label's sign (noisy_agrees).
+ALIGNMENT = pa.schema(
+    [("model", pa.string()), ("setting", pa.string()), ("d", pa.int64()), ("signal_norm", pa.float64()),
+     ("seed", pa.int64()), ("n", pa.int64()), ("T", pa.int64()), ("rho", pa.float64()), ("eta", pa.float64()),
+     ("sigma", pa.float64()), ("lr", pa.float64()), ("steps", pa.int64()), ("step", pa.int64()),
+     ("train_loss", pa.float64()), ("direction_norm", pa.float64()), ("svm_norm", pa.float64()),
+     ("cosine", pa.float64()), ("margin_ratio", pa.float64()), ("min_margin_clean", pa.float64()),
+     ("min_margin_noisy", pa.float64()), ("selection_changed", pa.bool_()), ("clean_signal", pa.float64()),
+     ("noisy_signal", pa.float64()), ("noisy_opposite", pa.float64()), ("noisy_noise", pa.float64()),
+     ("noisy_agrees", pa.float64()),
+     ("wall_time_s", pa.float64()),  # the batch's training time, on each of its rows
+     ("peak_rss_mb", pa.float64())]  # the job's peak (benign.device.peak_memory_mb)
+)  # fmt: skip
+
 REAL_RUNS = pa.schema(
     [
         ("run_id", pa.string()),

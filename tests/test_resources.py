@@ -138,17 +138,49 @@ def test_a_run_above_the_ceiling_is_refused_with_its_numbers():
 
 
 def test_the_slurm_dry_run_of_the_paper_config_has_no_job_above_the_ceilings():
-    """The paper's grids on a GPU partition with 16 GB and 4 h per job: every training job's
-    request is within the ceilings, and the runs are those planned without a ceiling."""
-    ceiling = {"device": "cuda", "max_mem_mb": 16000, "max_runtime_min": 240}
+    """The paper's grids on a CPU partition with 8 GB and 1 h per job: every job's request is
+    within the ceilings, and the work is what is planned without a ceiling, only split (the
+    same synthetic runs, the same real-data runs, feature caches in parts)."""
+    ceiling = {"device": "cpu", "max_mem_mb": 8000, "max_runtime_min": 60}
     out = snakemake(REPO, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", "--config",
                     f"cluster={json.dumps(ceiling)}")  # fmt: skip
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     requests = re.findall(r"mem_mb=(\d+).*?runtime=(\d+)", out.stdout)
     assert len(requests) > 100
-    assert max(int(m) for m, _ in requests) <= 16000 and max(int(r) for _, r in requests) <= 240
-    assert "gpu=1" in out.stdout
+    assert max(int(m) for m, _ in requests) <= 8000 and max(int(r) for _, r in requests) <= 60
+    assert "resources/features/cifar10/part15-of-16.safetensors" in out.stdout
     cfg = config("paper.yaml")
-    whole = plan.synthetic_jobs(cfg)
-    split = plan.synthetic_jobs(dict(cfg, cluster=ceiling))
-    assert runs_of(split) == runs_of(whole)
+    tight = dict(cfg, cluster=ceiling)
+    assert runs_of(plan.synthetic_jobs(tight)) == runs_of(plan.synthetic_jobs(cfg))
+    assert real_runs(plan.real_cells(tight)) == real_runs(plan.real_cells(cfg))
+    parts = plan.feature_parts(tight)
+    assert parts["cifar10"] == 16 and plan.feature_parts(cfg) == dict.fromkeys(parts, 1)
+    # a GPU partition with 16 GB and 4 h
+    gpu = resources.cluster_settings({"cluster": {"device": "cuda", "max_mem_mb": 16000, "max_runtime_min": 240}})
+    jobs = plan.synthetic_jobs(dict(cfg, cluster=vars(gpu)))
+    assert runs_of(jobs) == runs_of(plan.synthetic_jobs(cfg))
+    assert all(gpu.fits(resources.synthetic_job_need(r, "cuda")) for r in jobs.values())
+    needs = plan.real_needs(dict(cfg, cluster=vars(gpu)))
+    assert all(gpu.fits(need) for rule in needs.values() for need in rule.values())
+
+
+def real_runs(cells: dict) -> list[tuple]:
+    return sorted((c["dataset"], c["seed"], c["n"], e) for c in cells.values() for e in c["etas"])
+
+
+def test_a_retry_asks_for_more_up_to_the_ceilings():
+    need = resources.Need(3000, 40)
+    assert resources.for_attempt(need, 1) == need
+    assert resources.for_attempt(need, 3) == resources.Need(6750, 160)
+    cluster = resources.Cluster("cpu", 8000, 60)
+    assert resources.for_attempt(need, 2, cluster) == resources.Need(4500, 60)
+    assert resources.for_attempt(need, 3, cluster) == resources.Need(6750, 60)
+    assert resources.for_attempt(resources.Need(7000, 50), 3, cluster) == resources.Need(8000, 60)
+
+
+def test_a_feature_cache_too_large_for_any_split_is_refused():
+    cfg = dict(config("paper.yaml"), cluster={"device": "cpu", "max_mem_mb": 1000})
+    with pytest.raises(
+        ConfigError, match=r"real data set \w+: its features job needs \d+ MB .* parts of one backbone batch"
+    ):
+        plan.feature_parts(cfg)

@@ -52,6 +52,17 @@ GROUPED = ("--groups", "train_synthetic=synthetic_runs", "train_real=real_runs",
            "aggregate_real=artifacts", "--group-components", "synthetic_runs=16", "real_runs=16", "artifacts=100")  # fmt: skip
 # A toy's failure must end its run at once: the profile's retries are for training jobs.
 NO_RETRY = ("--retries", "0")
+# A training job with more work than its time limit: the smoke config's delayed-generalization
+# job (two seeds, one batch each) at 500000 steps, about 90 s of one core, asks for
+# `runtime=attempt` minutes (1, then 2, then 3: the shortest SLURM limits, growing on each
+# retry as the profile's estimates do). SLURM sends SIGTERM at the limit; the job checkpoints
+# and exits 75, and the retry resumes it. The uninterrupted reference runs locally, without
+# checkpoints.
+LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
+LONG = "synthetic: {checkpoint_every: 50000, token: {delayed: {steps: 500000}}}\n"
+LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
+TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=attempt")
+LONG_KILL_AFTER = 900
 SMOKE_KILL_AFTER = 600  # seconds before `timeout -s KILL` ends a hung smoke run
 TOY_KILL_AFTER = 300
 SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+)")
@@ -202,18 +213,30 @@ def runs(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     base = tmp_path_factory.mktemp("slurm")
+    long_repos = [copy_repo(base / name) for name in ("time_limit", "uninterrupted")]
+    for repo in long_repos:
+        (repo / "config/long.yaml").write_text(LONG)
+    reference = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *LONG_ARGS, "--config", "synthetic={checkpoint_every: 0}",
+         LONG_JOB],
+        cwd=long_repos[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     started = {
+        "time_limit": Run(long_repos[0], *LONG_ARGS, *TIME_LIMIT, LONG_JOB, kill_after=LONG_KILL_AFTER),
         "failing": Run(toy_workflow(base / "failing", FAILING), *NO_RETRY, kill_after=TOY_KILL_AFTER),
         "over_time": Run(toy_workflow(base / "over_time", OVER_TIME), *NO_RETRY, kill_after=TOY_KILL_AFTER),
         "smoke": Run(copy_repo(base / "smoke"), *SMOKE, *METRICS, *GROUPED, kill_after=SMOKE_KILL_AFTER),
     }
     try:
         started["local"] = local_smoke_run(tmp_path_factory)
+        started["uninterrupted"] = (long_repos[1], reference)
         yield started
     finally:
         for run in started.values():
             if isinstance(run, Run):
                 run.stop()
+        if reference.poll() is None:
+            reference.kill()
         cancel_jobs_under(base)
 
 
@@ -281,3 +304,27 @@ def test_failing_job_ends_the_run(runs, capsys):
 
 def test_job_over_its_time_limit_ends_the_run(runs, capsys):
     assert_ended_by_slurm_state(runs["over_time"], "TIMEOUT", capsys, "job past its 1 min time limit")
+
+
+def test_a_job_killed_at_its_time_limit_resumes_on_retry_and_loses_nothing(runs, capsys):
+    """The long job's first attempt ends in TIMEOUT (SIGTERM at its 1 min limit), a retry with a
+    longer limit resumes it from its checkpoint and completes it, and its tables equal the
+    uninterrupted run's."""
+    run = runs["time_limit"].finish()
+    assert run.returncode == 0, run.tail()
+    ids = run.job_ids()
+    states = slurm_jobs(ids)
+    assert len(ids) >= 2 and states[ids[0]][0] == "TIMEOUT" and states[ids[-1]][0] == "COMPLETED", (states, run.tail())
+    assert "runtime=1" in run.output and "runtime=2" in run.output
+    job_log = (runs["time_limit"].cwd / "logs/synthetic/train_token_delayed.log").read_text()
+    assert "stopped by signal 15" in job_log and "from its checkpoint at step" in job_log, job_log[-3000:]
+    reference_repo, reference = runs["uninterrupted"]
+    assert reference.wait(timeout=LONG_KILL_AFTER) == 0
+    folder = Path(LONG_JOB).parent
+    for name in ("runs", "curves", "attention"):
+        expected = pd.read_parquet(reference_repo / folder / f"{name}.parquet")
+        got = pd.read_parquet(runs["time_limit"].cwd / folder / f"{name}.parquet")
+        drop = [c for c in expected.columns if c in MEASURED or c == "device"]
+        pd.testing.assert_frame_equal(got.drop(columns=drop), expected.drop(columns=drop), obj=name)
+    resumed = re.findall(r"from its checkpoint at step (\d+)", job_log)
+    report(capsys, f"job past its time limit: {len(ids)} attempts, resumed at steps {resumed}, {run.seconds:.0f} s")

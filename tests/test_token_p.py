@@ -43,3 +43,24 @@ def test_p_only_matches_dense_autograd_with_W_frozen(name, W0):
     assert torch.equal(W_ours, W)  # W never moves
     assert torch.allclose(p_ours, p.detach(), rtol=1e-6, atol=1e-12)
     assert p.detach().norm() > 1e-2  # p moved: the check covers training
+
+
+@pytest.mark.parametrize("name", ["token_p_w0", "token"])
+def test_what_the_svm_check_reads_matches_the_explicit_parameters(name):
+    """Batch.scores, key_gram and query_norm (reduced space) against W, p materialised."""
+    model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=N_TEST, seed=SEED, signal_norms=[5.0, 9.0],
+                         rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[LR, LR])  # fmt: skip
+    for _ in range(25):
+        model.step()
+    for b in range(2):
+        W, p = model.parameters(b)
+        X = model.E.clone()
+        X[:, :2] += model.Mc[b]
+        torch.testing.assert_close(model.scores()[b].reshape(-1), X @ W @ p, rtol=1e-10, atol=1e-12)
+        K = X @ model.W0
+        torch.testing.assert_close(model.key_gram("init")[b], K @ K.T, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(model.key_gram("raw")[b], X @ X.T, rtol=1e-10, atol=1e-10)
+        assert model.query_norm()[b].item() == pytest.approx((W @ p).norm().item(), rel=1e-9)
+    assert (model.query_norm() > 0).all()
+    with pytest.raises(ValueError, match="keys must be"):
+        model.key_gram("trained")

@@ -160,17 +160,42 @@ def backbone_shape(cfg: dict, dataset: str) -> resources.BackboneShape:
     return resources.backbone_shape(cfg["real"]["backbones"][entry["backbone"]], entry["modality"])
 
 
+def feature_parts(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, int]:
+    """{data set: the parts its feature cache is computed in}: 1, or the fewest of 2, 4, 8, ...
+    that bring one part's job within the ceilings. Refused where even one backbone batch per
+    part does not fit."""
+    cells = real_cells(cfg) if cells is None else cells
+    cluster = resources.cluster_settings(cfg)
+    out = {}
+    for name in sorted({c["dataset"] for c in cells.values()}):
+        shape, rows = backbone_shape(cfg, name), real_rows(cfg, name, cells)
+        most = max(1, math.ceil(max(rows["train_rows"], rows["test_rows"]) / resources.BACKBONE_BATCH))
+        parts = 1
+        while not cluster.fits(resources.features_need(shape, **rows, device=cluster.device, parts=parts)):
+            if parts == most:
+                need = resources.features_need(shape, **rows, device=cluster.device, parts=parts)
+                raise ConfigError(
+                    f"real data set {name}: its features job needs {need.mem_mb} MB and {need.runtime_min} min on "
+                    f"{cluster.device} even in {parts} parts of one backbone batch, above {cluster.describe()}: "
+                    "raise the ceiling"
+                )
+            parts = min(most, parts * 2)
+        out[name] = parts
+    return out
+
+
 def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dict[str, resources.Need]]:
-    """What each real-data job asks for: {"features": {data set: Need}, "pretrain": {data set:
-    Need}, "train": {cell id: Need}}, on the config's device kind."""
+    """What each real-data job asks for: {"features": {data set: Need of one of its parts},
+    "pretrain": {data set: Need}, "train": {cell id: Need}}, on the config's device kind."""
     cells = real_cells(cfg) if cells is None else cells
     device = resources.cluster_settings(cfg).device
     protocol = cfg["real"]["protocol"]
+    parts = feature_parts(cfg, cells)
     out: dict[str, dict[str, resources.Need]] = {"features": {}, "pretrain": {}, "train": {}}
     for name in {c["dataset"] for c in cells.values()}:
         entry, shape, rows = cfg["real"]["datasets"][name], backbone_shape(cfg, name), real_rows(cfg, name, cells)
         seeds = len({c["seed"] for c in cells.values() if c["dataset"] == name})
-        out["features"][name] = resources.features_need(shape, **rows, device=device)
+        out["features"][name] = resources.features_need(shape, **rows, device=device, parts=parts[name])
         out["pretrain"][name] = resources.pretrain_need(
             shape, len(entry["classes"]), seeds, entry["pretrain_size"], protocol["pretrain_epochs"],
             protocol["batch_size"], **rows, device=device, pooler=entry["modality"] == "text",
@@ -187,12 +212,13 @@ def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dic
 def _split_cells_to_fit(cfg: dict, cells: dict[str, dict]) -> dict[str, dict]:
     """Every real-data job within the ceilings: a cell over them becomes ``<cell>-<k>`` cells of
     fewer noise rates (each eta's run is the same in any cell of its seed). A job that cannot
-    be split to fit (one eta, a data set's features or phase 1) is refused."""
+    be split to fit (one eta, a data set's phase 1) is refused; a data set's features are
+    computed in parts (``feature_parts``)."""
     cluster = resources.cluster_settings(cfg)
     if (cluster.max_mem_mb is None and cluster.max_runtime_min is None) or not cells:
         return cells
     needs = real_needs(cfg, cells)
-    for rule in ("features", "pretrain"):
+    for rule in ("pretrain",):
         for name, need in needs[rule].items():
             if not cluster.fits(need):
                 raise ConfigError(
@@ -239,3 +265,38 @@ def real_feature_rows(cfg: dict, dataset: str) -> tuple[int, list[int]]:
     """(largest n, every seed) that fine-tune on a data set: the rows its feature cache keeps."""
     cells = [c for c in real_cells(cfg).values() if c["dataset"] == dataset]
     return max(c["n"] for c in cells), sorted({c["seed"] for c in cells})
+
+
+def max_margin_runs(config: dict) -> dict[str, list[dict]]:
+    """The runs of the attention-SVM check (``max_margin``, benign.svm_alignment), per model: the W-fixed model at the named
+    settings and along the SNR sweep, the paper's model at the named settings (its own seeds);
+    n, T, rho, eta, sigma and lr from the synthetic defaults."""
+    cfg = config.get("max_margin")
+    if not cfg:
+        return {}
+    defaults = config["synthetic"]["defaults"]
+    # the model builds a test set; the alignment reads only the training set, so it is the smallest
+    base = {**{k: defaults[k] for k in ("n", "T", "rho", "eta", "sigma", "lr")}, "n_test": 2}
+    named = [(name, s["d"], s["signal_norm"]) for name, s in cfg["settings"].items()]
+    sweep = cfg.get("snr_sweep")
+    plans = {cfg["model"]: (named + [(f"snr_{m:g}", sweep["d"], m) for m in sweep["signal_norm"]] if sweep else named,
+                            cfg["seeds"])}  # fmt: skip
+    if cfg.get("paper_model") not in (None, "null"):
+        plans[cfg["paper_model"]] = (named, cfg.get("paper_seeds") or cfg["seeds"])
+    runs = {
+        model: [
+            dict(
+                base, model=model, setting=name, d=int(d), signal_norm=float(m), seed=int(seed), steps=int(cfg["steps"])
+            )
+            for name, d, m in points
+            for seed in seeds
+        ]
+        for model, (points, seeds) in plans.items()
+    }
+    where = "config key max_margin"
+    if max(cfg["horizons"]) > cfg["steps"]:
+        raise ConfigError(f"{where}.horizons = {cfg['horizons']!r}: past its {cfg['steps']} steps")
+    for model, model_runs in runs.items():
+        for run in model_runs:
+            check_run(run, f"{where} ({model}, setting {run['setting']})")
+    return runs

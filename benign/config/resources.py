@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
 from benign.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 DEVICE_KINDS = ("cpu", "cuda")
@@ -61,9 +62,15 @@ class Need:
         return Need(math.ceil(BASE_MB + TEMPORARIES * mem_bytes / 2**20), math.ceil((START_S + SAFETY * seconds) / 60))
 
 
-def for_attempt(need: Need, attempt: int) -> Need:
-    """A retry asks for more: memory x1.5 and time x2 per earlier attempt."""
-    return Need(math.ceil(need.mem_mb * 1.5 ** (attempt - 1)), math.ceil(need.runtime_min * 2 ** (attempt - 1)))
+def for_attempt(need: Need, attempt: int, cluster: Cluster | None = None) -> Need:
+    """A retry asks for more: memory x1.5 and time x2 per earlier attempt, up to the site's
+    ceilings (a request above a partition's limit is refused by the scheduler). A job killed at
+    a ceiling still moves on: it resumes from its checkpoint."""
+    mem, time = math.ceil(need.mem_mb * 1.5 ** (attempt - 1)), math.ceil(need.runtime_min * 2 ** (attempt - 1))
+    if cluster is not None:
+        mem = min(mem, cluster.max_mem_mb or mem)
+        time = min(time, cluster.max_runtime_min or time)
+    return Need(max(mem, need.mem_mb), max(time, need.runtime_min))
 
 
 def _kind(device: str) -> str:
@@ -162,20 +169,29 @@ def backbone_shape(spec: dict, modality: str) -> BackboneShape:
     return BackboneShape(layers, hidden, heads, mlp, tokens, parameters)
 
 
-def _feature_bytes(shape: BackboneShape, train_rows: int, hidden_rows: int, test_rows: int) -> float:
-    """The feature cache in memory: pooled outputs of every row, final-layer inputs of the
-    fine-tuning pool and of the test set, masks (benign/real/features.py)."""
-    d, T = shape.hidden, shape.tokens
-    return 4 * ((train_rows + test_rows) * d + (hidden_rows + test_rows) * T * d) + (hidden_rows + test_rows) * T
+def _pooled_bytes(shape: BackboneShape, train_rows: int, test_rows: int) -> float:
+    """Every row's pooled output and label: what opening a feature cache reads whole
+    (benign/real/features.py; final-layer inputs are read on demand)."""
+    return (train_rows + test_rows) * (4 * shape.hidden + 8)
 
 
-def features_need(shape: BackboneShape, train_rows: int, hidden_rows: int, test_rows: int, device: str = "cpu") -> Need:
-    """Rule features_real: the backbone over every row once."""
+def feature_part_rows(rows: int, parts: int) -> int:
+    """The most rows one of ``parts`` parts of ``rows`` rows holds (``sizes.part_ranges``)."""
+    return max(hi - lo for lo, hi in part_ranges(rows, parts)) if rows else 0
+
+
+def features_need(shape: BackboneShape, train_rows: int, hidden_rows: int, test_rows: int, device: str = "cpu",
+                  parts: int = 1) -> Need:  # fmt: skip
+    """Rule features_real: the backbone over one of ``parts`` parts of the rows (all: 1 part).
+    A part holds its rows' pooled outputs and the final-layer inputs of its share of the
+    fine-tuning pool and of the test split."""
     device = _kind(device)
     d, T, L = shape.hidden, shape.tokens, shape.layers
-    activations = 64 * T * (4 * d + shape.mlp) * 4 * 2  # a batch of 64 through one layer, twice over
-    seconds = CPU_SECONDS["features"]["a"] * (train_rows + test_rows) * L * T * (12 * d * d + 2 * T * d)
-    memory = 4 * shape.parameters + activations + _feature_bytes(shape, train_rows, hidden_rows, test_rows)
+    train, test = feature_part_rows(train_rows, parts), feature_part_rows(test_rows, parts)
+    hidden = min(hidden_rows, train) + test
+    activations = BACKBONE_BATCH * T * (4 * d + shape.mlp) * 4 * 2  # a batch through one layer, twice over
+    seconds = CPU_SECONDS["features"]["a"] * (train + test) * L * T * (12 * d * d + 2 * T * d)
+    memory = 4 * shape.parameters + activations + _pooled_bytes(shape, train, test) + hidden * T * (4 * d + 1)
     return Need.of(memory, seconds / DEVICE_SPEED[device]["features"])
 
 
@@ -190,13 +206,14 @@ def pretrain_need(shape: BackboneShape, classes: int, seeds: int, pretrain_size:
     steps = epochs * math.ceil(pretrain_size / batch_size)
     k = CPU_SECONDS["real_phase1"]
     seconds = steps * (k["a"] * seeds * batch_size * head + k["c"])
-    memory = _feature_bytes(shape, train_rows, hidden_rows, test_rows) + 4 * 4 * seeds * head
+    memory = 2 * _pooled_bytes(shape, train_rows, test_rows) + 4 * 4 * seeds * head  # the features, and on the device
     return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase1"])
 
 
 def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_size: int, train_rows: int,
                   hidden_rows: int, test_rows: int, device: str = "cpu") -> Need:  # fmt: skip
-    """Rule train_real: phase 2 of a cell's runs as one program (benign/real/batched.py)."""
+    """Rule train_real: phase 2 of a cell's runs as one program (benign/real/batched.py); the
+    test split is evaluated ``TEST_CHUNK_ROWS`` rows at a time."""
     device = _kind(device)
     d, T, m = shape.hidden, shape.tokens, shape.mlp
     steps = epochs * math.ceil(n / batch_size)
@@ -204,7 +221,9 @@ def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_si
     seconds = steps * (k["a"] * batch_size * runs * (4 * T * d + 3 * d * d + 4 * d * m) + k["c"])
     params = 4 * 2 * d * d * 4 * runs  # query and key: weights, gradients, two AdamW moments
     evaluation = 4 * 256 * runs * shape.heads * T * 2 + 4 * 256 * runs * (3 * d + m)  # test batches of 256
-    memory = _feature_bytes(shape, train_rows, hidden_rows, test_rows) + params + evaluation
+    # the n rows' final-layer inputs and their pre-norm; a test chunk read, trimmed and normed
+    inputs = 4 * T * d * (2 * n + 3 * min(test_rows, TEST_CHUNK_ROWS))
+    memory = _pooled_bytes(shape, train_rows, test_rows) + inputs + params + evaluation
     return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase2"])
 
 

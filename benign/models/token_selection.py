@@ -172,6 +172,35 @@ class Batch:
     def load_state(self, state: dict[str, torch.Tensor]) -> None:
         self.c, self.Emat = state["c"].to(self.c), state["Emat"].to(self.Emat)
 
+    # -- what the attention-SVM check reads (benign.svm_alignment) ------------------------
+    def scores(self) -> torch.Tensor:
+        """s = X W p of every training token, (B, n, T): the logits the softmax selects by."""
+        Gc = self._G(self.c)
+        s = Gc + self._S(self._h(Gc)) if self.train_W else Gc
+        return s.view(self.B, self.n, self.T)
+
+    def key_gram(self, keys: str) -> torch.Tensor:
+        """(B, N, N) Gram matrices of the training tokens' keys: ``"init"``, k = W0^T x (G = X W0
+        W0^T X^T, p's keys with W fixed) or ``"raw"``, k = x (S = X X^T, the keys of the query W p)."""
+        Mc = self.Mc
+        if keys == "init":
+            return self.EVE + self.EQ @ Mc.mT + Mc @ self.VE2 + Mc @ self.Q2 @ Mc.mT
+        if keys == "raw":
+            return self.EE + self.E2 @ Mc.mT + Mc @ self.E2.T + Mc @ Mc.mT
+        raise ValueError(f"keys must be 'init' or 'raw', got {keys!r}")
+
+    def query_norm(self) -> torch.Tensor:
+        """||W p|| of every run, (B,). With q = W p = Z^T c + X^T h (Z = X W0 W0^T, h = E G c):
+        ||q||^2 = c^T Z Z^T c + 2 c^T G h + h^T S h; Z Z^T is formed once per batch."""
+        if not hasattr(self, "_ZZ"):
+            Z = torch.stack([(self.YE + self.Mc[b] @ self.W0top) @ self.W0.T for b in range(self.B)])  # X W0 W0^T
+            self._ZZ = Z @ Z.mT
+        c = self.c
+        Gc = self._G(c)
+        h = self._h(Gc)
+        sq = (c * _mv(self._ZZ, c)).sum(-1) + 2 * (h * Gc).sum(-1) + (h * self._S(h)).sum(-1)
+        return sq.clamp_min(0).sqrt()
+
     # -- explicit parameters (for checks against a dense implementation) -------------------
     def parameters(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Materialise (W, p) of run ``b``: p = Y c, W = W0 + X^T E Y^T with Y = W0^T X^T."""

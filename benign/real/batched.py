@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -160,12 +160,14 @@ def finetune_runs(
     block: FinalBlock,
     runs: Sequence[Run],
     sets: Sequence[TrainSet],
-    test_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
+    test_chunks: Iterable[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]],
     cfg: TrainConfig,
     name: str = "phase 2",
 ) -> list[RunResult]:
-    """Phase 2 for every run at once; every set has the same n. ``test_set``: (inputs (N, T, d),
-    mask or None, labels (N,)), shared by every run. Results come in the order of ``runs``."""
+    """Phase 2 for every run at once; every set has the same n. ``test_chunks``: the test set,
+    shared by every run, as (inputs (N, T, d), mask or None, labels (N,)) chunks read one at a
+    time (``FeatureCache.test_chunks``); each chunk but the last a multiple of 256 rows, so the
+    sums run over the same batches as one chunk would. Results come in the order of ``runs``."""
     n = sets[0].hidden.shape[0]
     if any(s.hidden.shape[0] != n for s in sets):
         raise ValueError(
@@ -212,19 +214,27 @@ def finetune_runs(
                      time.perf_counter() - start)  # fmt: skip
     for p in trained:
         p.requires_grad_(False)
-    train_eval = _evaluate(program, inputs, program.labels, program.slices)
-    test_hidden, test_mask, y_test = test_set
-    with torch.no_grad():
-        test_inputs = {0: (*block.tokens(test_hidden), test_mask)}
-    labels = y_test.to(device).expand(R, -1)
-    test_eval = _evaluate(program, test_inputs, labels, {0: (0, R)})  # every run reads the whole test set
+    train_eval = _means(*_sums(program, inputs, program.labels, program.slices), n)
+    loss = torch.zeros(R, dtype=torch.float64, device=device)
+    correct = torch.zeros(R, device=device)
+    total = 0
+    for test_hidden, test_mask, y_test in test_chunks:  # every run reads the whole test set
+        with torch.no_grad():
+            test_inputs = {0: (*block.tokens(test_hidden.to(device)), _to(test_mask, device))}
+        chunk_loss, chunk_correct = _sums(program, test_inputs, y_test.to(device).expand(R, -1), {0: (0, R)})
+        loss, correct, total = loss + chunk_loss, correct + chunk_correct, total + len(y_test)
+    test_eval = _means(loss, correct, total)
     train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(test_eval)
     return [RunResult(histories[r], *train_eval[r], *test_eval[r]) for r in range(R)]
 
 
+def _to(t: torch.Tensor | None, device) -> torch.Tensor | None:
+    return t.to(device) if t is not None else None
+
+
 @torch.no_grad()
-def _evaluate(program: Program, inputs: dict, labels: torch.Tensor, slices: dict, batch_size: int = 256):
-    """Per run, in the program's order: (mean cross-entropy, accuracy) over all rows of its set."""
+def _sums(program: Program, inputs: dict, labels: torch.Tensor, slices: dict, batch_size: int = 256):
+    """Per run, in the program's order: (summed cross-entropy, correct count) over the rows of its set."""
     R, n = labels.shape
     loss = torch.zeros(R, dtype=torch.float64, device=labels.device)  # as the one-run path's Python floats
     correct = torch.zeros(R, device=labels.device)
@@ -234,4 +244,9 @@ def _evaluate(program: Program, inputs: dict, labels: torch.Tensor, slices: dict
         target = program.targets(labels, rows, slices)
         loss += F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).sum(1)
         correct += (logits.argmax(-1) == target).sum(1)
-    return [(loss[r].item() / n, correct[r].item() / n) for r in range(R)]
+    return loss, correct
+
+
+def _means(loss: torch.Tensor, correct: torch.Tensor, n: int) -> list[tuple[float, float]]:
+    """Per run: (mean cross-entropy, accuracy)."""
+    return [(loss[r].item() / n, correct[r].item() / n) for r in range(len(loss))]

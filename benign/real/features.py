@@ -13,6 +13,12 @@ the backbone stores everything they need, in one safetensors file:
   (``final_layer.FinalBlock``); ``pooler.*``: BERT's pooler, which the head starts from.
 - metadata ``meta``: JSON with the block config, backbone identity and spec, data set name
   and checksum, so training needs neither the backbone source nor the hub.
+
+A cache may be written in parts (``part=(k, K)``, docs/cluster.md#the-sites-ceilings): part k
+holds the k-th of K contiguous ranges of the training rows and of the test rows, cut at the
+backbone's batches, so K jobs compute what one would. ``load_features`` opens one file or all
+K parts as one cache; phase 2 reads the test set a chunk at a time (``test_chunks``), so no
+job holds the whole test split's final-layer inputs.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +40,10 @@ from benign.io import atomic_path
 from benign.real.backbones import last_encoder_layer, load_backbone
 from benign.real.datasets import CHECKSUMS, load_dataset
 from benign.real.final_layer import BlockConfig, FinalBlock, backbone_pooler
+from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges
 
 log = logging.getLogger("benign.real")
+_SMALL = ("train_pooled", "test_pooled", "y_train", "y_test", "train_rows")  # read whole from every part
 
 
 @torch.no_grad()
@@ -74,6 +82,10 @@ def run_backbone(backbone, x: np.ndarray, hidden_rows: np.ndarray, batch_size: i
                 log.info("features %d/%d rows, %.1fs", rows[-1] + 1, len(x), time.perf_counter() - start)
     finally:
         hook.remove()
+    if pooled is None:  # an empty part: no rows of this split
+        d = model.config.hidden_size
+        pooled, hidden = torch.empty(0, d), torch.empty(0, 0, d)
+        mask = torch.empty(0, 0, dtype=torch.bool) if backbone.modality == "text" else None
     return pooled, hidden, mask
 
 
@@ -82,14 +94,19 @@ def compute_features(
     dataset_dir: str | Path,
     out_path: str | Path,
     train_rows: Sequence[int] | None = None,
-    batch_size: int = 64,
+    batch_size: int = BACKBONE_BATCH,
     device: str | torch.device | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> Path:
-    """Run the frozen backbone over a fetched data set and write the feature cache.
+    """Run the frozen backbone over a fetched data set and write the feature cache (or its
+    part ``part = (k, K)``: the k-th of K ranges of the training and of the test rows).
 
     ``train_rows``: training rows whose final-layer inputs are kept (None: all); phase 2 can
     only fine-tune on these. Pooled features are kept for every row.
     """
+    k, parts = part
+    if not 0 <= k < parts:
+        raise ValueError(f"part {k} of {parts}: must be 0 <= k < K")
     device = pick_device() if device is None else torch.device(device)
     data = load_dataset(dataset_dir)
     backbone = load_backbone(backbone_spec)
@@ -105,17 +122,21 @@ def compute_features(
     pooler = backbone_pooler(backbone.model)
     if pooler is not None:
         tensors.update({f"pooler.{k}": v.float().contiguous() for k, v in pooler.items()})
+    ranges = {}
     for split, x, y, keep in (
         ("train", data.x_train, data.y_train, rows),
         ("test", data.x_test, data.y_test, np.arange(len(data.y_test))),
     ):
-        pooled, hidden, mask = run_backbone(backbone, x, keep, batch_size, device)
+        lo, hi = ranges[split] = part_ranges(len(y), parts, batch_size)[k]
+        mine = keep[(keep >= lo) & (keep < hi)]
+        pooled, hidden, mask = run_backbone(backbone, x[lo:hi], mine - lo, batch_size, device)
         tensors[f"{split}_pooled"] = pooled
         tensors[f"{split}_hidden"] = hidden
         if mask is not None:
             tensors[f"{split}_mask"] = mask
-        tensors[f"y_{split}"] = torch.from_numpy(y.astype(np.int64))
-    tensors["train_rows"] = torch.from_numpy(rows)
+        tensors[f"y_{split}"] = torch.from_numpy(y[lo:hi].astype(np.int64))
+        if split == "train":
+            tensors["train_rows"] = torch.from_numpy(mine)
     meta = {
         "block": block.config_dict(),
         "backbone": backbone.identity,
@@ -124,6 +145,8 @@ def compute_features(
         "classes": data.classes,
         "dataset_sha256": (Path(dataset_dir) / CHECKSUMS).read_text(),
         "initializer_range": backbone.model.config.initializer_range,
+        "part": [k, parts],
+        "rows": {"train": [*ranges["train"], len(data.y_train)], "test": [*ranges["test"], len(data.y_test)]},
     }
     with atomic_path(out_path) as tmp:
         save_file(tensors, str(tmp), metadata={"meta": json.dumps(meta)})
@@ -132,17 +155,24 @@ def compute_features(
 
 @dataclass
 class FeatureCache:
-    """A feature cache opened for training; final-layer inputs of training rows are read on demand."""
+    """A feature cache (one file, or all its parts) opened for training; final-layer inputs
+    are read from disk on demand."""
 
-    path: Path
+    paths: list[Path]
     meta: dict
     train_pooled: torch.Tensor
     test_pooled: torch.Tensor
     y_train: torch.Tensor
     y_test: torch.Tensor
-    train_rows: torch.Tensor
+    train_rows: torch.Tensor  # the training rows with final-layer inputs, over all parts
     block_state: dict[str, torch.Tensor]
     pooler_state: dict[str, torch.Tensor] | None
+    part_train_rows: list[torch.Tensor]  # per part, its training rows with final-layer inputs
+    part_test_rows: list[tuple[int, int]]  # per part, its range of test rows
+
+    @property
+    def path(self) -> Path:
+        return self.paths[0]
 
     @property
     def block_config(self) -> BlockConfig:
@@ -155,7 +185,7 @@ class FeatureCache:
 
     def train_hidden(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Final-layer inputs (and masks) of training rows, reading only those rows from disk."""
-        position = {int(r): i for i, r in enumerate(self.train_rows)}
+        position = {int(r): (p, i) for p, part in enumerate(self.part_train_rows) for i, r in enumerate(part)}
         missing = [int(r) for r in rows if int(r) not in position]
         if missing:
             raise ValueError(
@@ -163,33 +193,80 @@ class FeatureCache:
                 "features with train_rows covering protocol.finetune_pool(...) for these seeds and n"
             )
         slots = [position[int(r)] for r in rows]
-        with safe_open(str(self.path), "pt") as f:
-            keys = [k for k in ("train_hidden", "train_mask") if k in f.keys()]
-            parts = {k: torch.cat([f.get_slice(k)[s : s + 1] for s in slots]) for k in keys}
-        return parts["train_hidden"], parts.get("train_mask")
+        parts: dict[str, list[torch.Tensor]] = {}
+        for p, path in enumerate(self.paths):
+            if not any(q == p for q, _ in slots):
+                continue
+            with safe_open(str(path), "pt") as f:
+                for key in ("train_hidden", "train_mask"):
+                    if key in f.keys():
+                        view = f.get_slice(key)
+                        parts.setdefault(key, [None] * len(slots))
+                        for j, (q, i) in enumerate(slots):
+                            if q == p:
+                                parts[key][j] = view[i : i + 1]
+        return torch.cat(parts["train_hidden"]), torch.cat(parts["train_mask"]) if "train_mask" in parts else None
+
+    def test_chunks(
+        self, rows: int = TEST_CHUNK_ROWS
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]]:
+        """The test split as (final-layer inputs, mask or None, labels) of ``rows`` consecutive
+        rows at a time, read from disk: evaluating chunk by chunk holds one chunk in memory."""
+        total = len(self.y_test)
+        for lo in range(0, total, rows):
+            hi = min(total, lo + rows)
+            pieces = {"test_hidden": [], "test_mask": []}
+            for path, (a, b) in zip(self.paths, self.part_test_rows):
+                if b <= lo or a >= hi:
+                    continue
+                with safe_open(str(path), "pt") as f:
+                    for key in pieces:
+                        if key in f.keys():
+                            pieces[key].append(f.get_slice(key)[max(lo, a) - a : min(hi, b) - a])
+            mask = torch.cat(pieces["test_mask"]) if pieces["test_mask"] else None
+            yield torch.cat(pieces["test_hidden"]), mask, self.y_test[lo:hi]
 
     def test_hidden(self) -> tuple[torch.Tensor, torch.Tensor | None]:
-        with safe_open(str(self.path), "pt") as f:
-            mask = f.get_tensor("test_mask") if "test_mask" in f.keys() else None
-            return f.get_tensor("test_hidden"), mask
+        """The whole test split's final-layer inputs (and masks) at once."""
+        hidden, masks = zip(*((h, m) for h, m, _ in self.test_chunks()))
+        return torch.cat(hidden), torch.cat(masks) if masks[0] is not None else None
 
 
-def load_features(path: str | Path) -> FeatureCache:
-    path = Path(path)
-    with safe_open(str(path), "pt") as f:
-        meta = json.loads(f.metadata()["meta"])
-        keys = set(f.keys())
-        get = f.get_tensor
-        block = {k.removeprefix("block."): get(k) for k in keys if k.startswith("block.")}
-        pooler = {k.removeprefix("pooler."): get(k) for k in keys if k.startswith("pooler.")} or None
-        return FeatureCache(
-            path=path,
-            meta=meta,
-            train_pooled=get("train_pooled"),
-            test_pooled=get("test_pooled"),
-            y_train=get("y_train"),
-            y_test=get("y_test"),
-            train_rows=get("train_rows"),
-            block_state=block,
-            pooler_state=pooler,
+def load_features(paths: str | Path | Sequence[str | Path]) -> FeatureCache:
+    """Open a feature cache: one file, or the K files of its parts (any order)."""
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    opened = []
+    for path in paths:
+        with safe_open(str(path), "pt") as f:
+            meta = json.loads(f.metadata()["meta"])
+            opened.append((meta.get("part", [0, 1])[0], path, meta, {k: f.get_tensor(k) for k in _SMALL}))
+    opened.sort(key=lambda o: o[0])
+    meta = opened[0][2]
+    parts = meta.get("part", [0, 1])[1]
+    same = ("dataset", "dataset_sha256", "backbone", "backbone_spec")
+    if [o[0] for o in opened] != list(range(parts)) or any(
+        o[2].get("part", [0, 1])[1] != parts or any(o[2][k] != meta[k] for k in same) for o in opened
+    ):
+        raise ValueError(
+            f"feature cache parts {[str(p) for p in paths]}: expected parts 0..{parts - 1} of one data set "
+            f"{meta['dataset']!r} and backbone {meta['backbone']!r}, found parts {[o[0] for o in opened]}"
         )
+    with safe_open(str(opened[0][1]), "pt") as f:  # every part holds the same final layer
+        keys = set(f.keys())
+        block = {k.removeprefix("block."): f.get_tensor(k) for k in keys if k.startswith("block.")}
+        pooler = {k.removeprefix("pooler."): f.get_tensor(k) for k in keys if k.startswith("pooler.")} or None
+    cat = {k: torch.cat([o[3][k] for o in opened]) for k in _SMALL}
+    test_ranges = [tuple(o[2]["rows"]["test"][:2]) if "rows" in o[2] else (0, len(o[3]["y_test"])) for o in opened]
+    return FeatureCache(
+        paths=[o[1] for o in opened],
+        meta={k: v for k, v in meta.items() if k not in ("part", "rows")},
+        train_pooled=cat["train_pooled"],
+        test_pooled=cat["test_pooled"],
+        y_train=cat["y_train"],
+        y_test=cat["y_test"],
+        train_rows=cat["train_rows"],
+        block_state=block,
+        pooler_state=pooler,
+        part_train_rows=[o[3]["train_rows"] for o in opened],
+        part_test_rows=test_ranges,
+    )

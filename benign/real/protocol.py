@@ -153,7 +153,7 @@ def finetune_query_key(
 
 
 def pretrain(
-    features_path: str | Path,
+    features_path: str | Path | Sequence[str | Path],
     dataset_entry: dict,
     seeds: Sequence[int],
     pretrain_epochs: int = 300,
@@ -182,7 +182,7 @@ def pretrain(
     return result
 
 
-def checked_cache(features_path: str | Path, dataset_entry: dict) -> FeatureCache:
+def checked_cache(features_path: str | Path | Sequence[str | Path], dataset_entry: dict) -> FeatureCache:
     cache = load_features(features_path)
     if cache.meta["dataset"] != dataset_entry["name"]:
         raise ValueError(f"{features_path} holds features of {cache.meta['dataset']!r}, not {dataset_entry['name']!r}")
@@ -190,7 +190,7 @@ def checked_cache(features_path: str | Path, dataset_entry: dict) -> FeatureCach
 
 
 def run_cell(
-    features_path: str | Path,
+    features_path: str | Path | Sequence[str | Path],
     heads: PretrainedHeads,
     dataset_entry: dict,
     n: int,
@@ -233,7 +233,7 @@ def run_cell(
 
     block = cache.block().to(device).requires_grad_(False)
     hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
-    test_set = (*on_device(*drop_padding(*cache.test_hidden()), device=device), cache.y_test.to(device))
+    test_chunks = ((*drop_padding(hidden, mask), y) for hidden, mask, y in cache.test_chunks())
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
     # Every eta's phase 2 as one program (benign.real.batched): the runs share the seed's rows,
     # head, query/key initialisation and batch order, and differ in their labels.
@@ -241,7 +241,7 @@ def run_cell(
     train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
     log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
-    results = finetune_runs(block, batch, [train_set], test_set, phase_two_cfg, f"phase 2, {len(batch)} noise rates")
+    results = finetune_runs(block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates")
     wall_two = (time.perf_counter() - start) / len(batch)
     runs, attention = [], []
     for eta, two in zip(etas, results):

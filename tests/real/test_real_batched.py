@@ -51,7 +51,9 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
         TrainSet(hidden[s], mask[s] if mask is not None else None, generator(seed, "real_finetune_shuffle"))
         for s, seed in enumerate(SEEDS)
     ]
-    batched = finetune_runs(copy.deepcopy(block), runs, sets, test_set, cfg)
+    # the test set read in two chunks, as FeatureCache.test_chunks gives it; the one-run path reads it whole
+    chunks = [tuple(t[rows] if t is not None else None for t in test_set) for rows in (slice(0, 4), slice(4, None))]
+    batched = finetune_runs(copy.deepcopy(block), runs, sets, chunks, cfg)
     tol = dict(rel=1e-9, abs=1e-12) if dtype == torch.float64 else dict(rel=2e-4, abs=1e-6)
     for (s, eta), ours in zip(cells, batched):
         alone = finetune_query_key(

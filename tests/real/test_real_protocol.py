@@ -159,3 +159,42 @@ def test_phase_one_of_all_seeds_equals_each_seed_alone(features, modality, dtype
         assert together.baseline_acc[seed] == alone.baseline_acc
     first = [together.heads[s].classifier.weight for s in seeds]
     assert not torch.equal(first[0], first[1]) and not torch.equal(first[1], first[2])
+
+
+@pytest.mark.parametrize("modality", ["image", "text"])
+def test_a_cache_in_parts_holds_what_one_file_holds(features, tiny_backbones, modality, tmp_path):
+    """compute_features(part=(k, 3)) for k = 0, 1, 2 (12 training rows: batches of 4 in three
+    parts; 6 test rows: two batches, so one part has none) against the whole cache in one pass."""
+    entry, _ = features[modality]
+    data = tmp_path / "data"
+    fetch_dataset(entry, data)
+    rows = finetune_pool(12, 6, 4, [42]) if modality == "text" else None
+    spec = tiny_backbones[modality]
+    whole = load_features(compute_features(spec, data, tmp_path / "whole.safetensors", train_rows=rows, batch_size=4))
+    paths = [
+        compute_features(spec, data, tmp_path / f"{k}.safetensors", train_rows=rows, batch_size=4, part=(k, 3))
+        for k in (2, 0, 1)
+    ]
+    parts = load_features(paths)
+    assert [p.name for p in parts.paths] == ["0.safetensors", "1.safetensors", "2.safetensors"]
+    assert parts.part_test_rows == [(0, 0), (0, 4), (4, 6)]
+    for key in ("train_pooled", "test_pooled", "y_train", "y_test", "train_rows"):
+        assert torch.equal(getattr(parts, key), getattr(whole, key)), key
+    assert parts.meta == whole.meta
+    picked = whole.train_rows[[3, 0, 2]]  # rows from different parts, out of order
+    for a, b in zip(parts.train_hidden(picked), whole.train_hidden(picked)):
+        assert (a is None and b is None) or torch.equal(a, b)
+    for a, b in zip(parts.test_hidden(), whole.test_hidden()):
+        assert (a is None and b is None) or torch.equal(a, b)
+    chunks = list(parts.test_chunks(rows=4))  # a chunk across two parts
+    assert [len(y) for *_, y in chunks] == [4, 2]
+    assert torch.equal(torch.cat([h for h, *_ in chunks]), whole.test_hidden()[0])
+
+    heads = pretrain(paths, entry, [42], pretrain_epochs=2)
+    assert heads.baseline_acc == pretrain(whole.path, entry, [42], pretrain_epochs=2).baseline_acc
+    kw = dict(n=4, etas=[0.0, 0.5], seed=42, finetune_epochs=2)
+    ours, whole_runs = run_cell(paths, heads, entry, **kw)[0], run_cell(whole.path, heads, entry, **kw)[0]
+    columns = ["train_loss", "test_loss", "train_acc", "test_acc"]
+    assert ours[columns].equals(whole_runs[columns])
+    with pytest.raises(ValueError, match=r"expected parts 0\.\.2 .* found parts \[0, 2\]"):
+        load_features([paths[0], paths[1]])

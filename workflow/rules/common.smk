@@ -23,6 +23,9 @@ try:
     SYN_JOBS = plan.synthetic_jobs(config)  # split to fit the ceilings
     REAL_CELLS = plan.real_cells(config)
     REAL_NEEDS = plan.real_needs(config, REAL_CELLS)
+    # a data set's feature cache, in parts that fit the ceilings
+    FEATURE_PARTS = plan.feature_parts(config, REAL_CELLS)
+    MM_RUNS = plan.max_margin_runs(config)  # the attention-SVM check's runs, per model
     cv.check_projection(config)
     cv.check_boundary_fits(config)
     for message in cv.warnings(config):
@@ -47,7 +50,7 @@ def syn_need(field):
     """A synthetic training job's request (benign/config/resources.py), larger on each retry."""
     return lambda wc, attempt: getattr(
         rs.for_attempt(
-            rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device), attempt
+            rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device), attempt, CLUSTER
         ),
         field,
     )
@@ -56,8 +59,17 @@ def syn_need(field):
 def real_need(rule, key, field):
     """A real-data job's request: ``REAL_NEEDS[rule][key(wildcards)]``, larger on each retry."""
     return lambda wc, attempt: getattr(
-        rs.for_attempt(REAL_NEEDS[rule][key(wc)], attempt), field
+        rs.for_attempt(REAL_NEEDS[rule][key(wc)], attempt, CLUSTER), field
     )
+
+
+def feature_files(dataset):
+    """The parts of a data set's feature cache (rule features_real)."""
+    parts = FEATURE_PARTS[dataset]
+    return [
+        f"resources/features/{dataset}/part{k}-of-{parts}.safetensors"
+        for k in range(parts)
+    ]
 
 
 def code(script, *modules):
@@ -88,6 +100,9 @@ wildcard_constraints:
     cell="|".join(REAL_CELLS) or "none",
     dataset="|".join(plan.real_datasets(config)) or "none",
     etas="0.1|0_0.2",
+    part="[0-9]+",
+    svm_model="|".join(MM_RUNS) or "none",
+    parts="[0-9]+",
     softmax_dynamics="|".join(artifacts("softmax_dynamics")),
     loss_heatmap="|".join(artifacts("loss_heatmap")) or "none",
 
@@ -137,6 +152,9 @@ def all_outputs():
             for name in ("regime_map", "boundary_scaling", "generalization_delay")
             for ext in ("png", "pdf")
         ]
+    if MM_RUNS:
+        out += [f"results/figures/max_margin_alignment.{ext}" for ext in ("png", "pdf")]
+        out += [f"results/tables/max_margin.{ext}" for ext in ("csv", "md")]
     if HAS_DELAY_SCAN:
         out += [f"results/tables/delay_scan.{ext}" for ext in ("csv", "md")]
     if REAL_CELLS:

@@ -21,13 +21,14 @@ rule fetch_dataset:
 
 
 rule features_real:
-    """Hidden states entering the backbone's final layer, computed once per (backbone, data set)."""
+    """Hidden states entering the backbone's final layer, computed once per (backbone, data set),
+    in parts where one job would not fit the site's ceilings (docs/cluster.md)."""
     input:
         "resources/datasets/{dataset}",
     output:
-        "resources/features/{dataset}.safetensors",
+        "resources/features/{dataset}/part{part}-of-{parts}.safetensors",
     log:
-        "logs/real/features_{dataset}.log",
+        "logs/real/features_{dataset}_part{part}-of-{parts}.log",
     priority: 50
     conda:
         "../envs/benign.yaml"
@@ -39,6 +40,7 @@ rule features_real:
         backbone=lambda wc: backbone_spec(wc.dataset),
         rows=lambda wc: plan.real_feature_rows(config, wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
+        part=lambda wc: (int(wc.part), int(wc.parts)),
         code=code("features_real.py"),
     script:
         "../scripts/features_real.py"
@@ -47,7 +49,7 @@ rule features_real:
 rule pretrain_real:
     """Phase 1: the head of every seed of a data set, trained on its clean pretraining rows."""
     input:
-        "resources/features/{dataset}.safetensors",
+        lambda wc: feature_files(wc.dataset),
     output:
         "results/real/heads/{dataset}.safetensors",
     log:
@@ -70,7 +72,7 @@ rule pretrain_real:
 rule train_real:
     """Phase 2 for one (data set, seed, n) and every eta it needs, as one program."""
     input:
-        features=lambda wc: f"resources/features/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
+        features=lambda wc: feature_files(REAL_CELLS[wc.cell]["dataset"]),
         heads=lambda wc: f"results/real/heads/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
     output:
         runs="results/real/jobs/{cell}/runs.parquet",

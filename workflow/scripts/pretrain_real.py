@@ -10,7 +10,7 @@ log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 protocol = snakemake.params.protocol
 heads = pretrain(
-    snakemake.input[0],
+    list(snakemake.input),
     snakemake.params.entry,
     snakemake.params.seeds,
     **{k: protocol[k] for k in ("pretrain_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},

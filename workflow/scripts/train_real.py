@@ -11,7 +11,7 @@ log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 cell, protocol = snakemake.params.cell, snakemake.params.protocol
 runs, attention = run_cell(
-    snakemake.input.features,
+    list(snakemake.input.features),
     load_heads(snakemake.input.heads),
     snakemake.params.entry,
     n=cell["n"],

@@ -1,0 +1,12 @@
+"""Rule train_max_margin: one model's alignment runs, the alignment table of every logged step."""
+
+import torch
+
+from benign.io import log_to
+from benign.schema import ALIGNMENT, write_parquet
+from benign.svm_alignment import track
+
+log_to(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
+frame = track(snakemake.wildcards.svm_model, snakemake.params.runs, snakemake.params.log_points)
+write_parquet(frame, ALIGNMENT, snakemake.output[0])
