@@ -42,7 +42,9 @@ def measured(table: Path) -> tuple[float, float]:
     names = pq.read_schema(table).names
     if "step" in names:
         rows = pd.read_parquet(table, columns=["d", "seed", "steps", "peak_rss_mb", "wall_time_s"])
-        return float(rows["peak_rss_mb"].max()), float(rows.groupby(["d", "seed", "steps"])["wall_time_s"].first().sum())
+        return float(rows["peak_rss_mb"].max()), float(
+            rows.groupby(["d", "seed", "steps"])["wall_time_s"].first().sum()
+        )
     runs = pd.read_parquet(table, columns=["peak_rss_mb", "wall_time_s"])
     return float(runs["peak_rss_mb"].max()), float(runs["wall_time_s"].sum())
 
