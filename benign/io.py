@@ -43,13 +43,11 @@ def write_json(path: str | os.PathLike, obj) -> None:
 
 
 def log_to(path: str | os.PathLike, level: int = logging.INFO) -> None:
-    """Send the library's log lines (progress, warnings) to a job's log file. Appended: a job
-    stopped at its time limit and resumed on a retry keeps both attempts' lines."""
+    """Send the library's log lines (progress, warnings) to a job's log file."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(
         level=level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=[logging.FileHandler(path, mode="a")],
+        handlers=[logging.FileHandler(path, mode="w")],
         force=True,
     )
-    logging.getLogger("benign").info("job started (process %d)", os.getpid())
