@@ -61,7 +61,7 @@ NO_RETRY = ("--retries", "0")
 # checkpoints. Targets go first: --configfile, --config and --set-resources take every value
 # that follows them.
 LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
-LONG = "synthetic: {checkpoint_every: 50000, token: {delayed: {steps: 350000}}}\n"
+LONG = "synthetic: {{checkpoint_every: {}, token: {{delayed: {{steps: 350000}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
 TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=attempt")
 LONG_KILL_AFTER = 900
@@ -216,11 +216,10 @@ def runs(tmp_path_factory):
         pytest.skip(reason)
     base = tmp_path_factory.mktemp("slurm")
     long_repos = [copy_repo(base / name) for name in ("time_limit", "uninterrupted")]
-    for repo in long_repos:
-        (repo / "config/long.yaml").write_text(LONG)
+    for repo, every in zip(long_repos, (50000, 0)):
+        (repo / "config/long.yaml").write_text(LONG.format(every))
     reference = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", LONG_JOB, "--cores", "1", *LONG_ARGS, "--config",
-         "synthetic={checkpoint_every: 0}"],
+        [sys.executable, "-m", "snakemake", LONG_JOB, "--cores", "1", *LONG_ARGS],
         cwd=long_repos[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     started = {
