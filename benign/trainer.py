@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import shutil
-import signal
 import time
 from dataclasses import dataclass
 from itertools import groupby
@@ -32,6 +31,7 @@ import torch.nn.functional as F
 from benign import models, registry, synthetic
 from benign.device import peak_memory_mb, pick_device
 from benign.io import atomic_path
+from benign.stopping import STOP, Stopped, stop_on_signals  # noqa: F401  (job scripts take stop_on_signals from here)
 
 log = logging.getLogger("benign.trainer")
 
@@ -80,35 +80,6 @@ class RunSpec(synthetic.SyntheticConfig):
 
 MODEL_KEYS = ("mlp_dim",)  # RunSpec fields that are some model's own run keys
 MILESTONES = ("fit_noisy", "fit_all", "generalized")  # columns set when runs are gathered
-
-
-class Stopped(SystemExit):
-    """A job stopped by a signal (SLURM's SIGTERM at its time limit, or a USR1 notice sent
-    before it): its running batch is checkpointed, so the retry resumes it. Exits with 75."""
-
-    def __init__(self, signum: int, step: int, checkpoint):
-        where = f"checkpoint {checkpoint} written" if checkpoint is not None else "no checkpoint (none configured)"
-        log.warning("stopped by signal %d at step %d: %s; a retry resumes from it", signum, step, where)
-        super().__init__(75)
-
-
-@dataclass
-class _Stop:
-    signal: int | None = None
-
-
-STOP = _Stop()  # set by the handler of :func:`stop_on_signals`
-
-
-def stop_on_signals(signums=(signal.SIGTERM, signal.SIGUSR1)) -> None:
-    """Make ``signums`` stop training at the end of the current step, after a checkpoint, rather
-    than kill it mid-write (a job script calls this once)."""
-
-    def handler(signum, frame):
-        STOP.signal = signum
-
-    for signum in signums:
-        signal.signal(signum, handler)
 
 
 def log_steps(steps: int, every: int = 0, points: int = 0) -> list[int]:
@@ -223,7 +194,7 @@ def train_batch(
         if STOP.signal is not None:  # the scheduler's notice before a time limit (or a pre-emption)
             if checkpoint is not None:
                 save_checkpoint(checkpoint, identity, model.state(), curves, attention, k + 1, elapsed + now - t0)
-            raise Stopped(STOP.signal, k + 1, checkpoint)
+            raise Stopped(STOP.signal, f"step {k + 1}", checkpoint)
         if now - last_report > progress_every:
             last_report = now
             log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, elapsed + now - t0)

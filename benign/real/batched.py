@@ -22,15 +22,18 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from benign.io import atomic_path
 from benign.real.backbones import reinit_linear
 from benign.real.final_layer import FinalBlock, Group, Head
 from benign.real.heads import clip_per_run, stacked_logits
 from benign.real.trainer import Epoch, TrainConfig
+from benign.stopping import STOP, Stopped
 
 log = logging.getLogger("benign.real")
 
@@ -163,11 +166,20 @@ def finetune_runs(
     test_chunks: Iterable[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]],
     cfg: TrainConfig,
     name: str = "phase 2",
+    checkpoint: Path | None = None,
+    checkpoint_every: int = 0,
+    identity: str = "",
 ) -> list[RunResult]:
     """Phase 2 for every run at once; every set has the same n. ``test_chunks``: the test set,
     shared by every run, as (inputs (N, T, d), mask or None, labels (N,)) chunks read one at a
     time (``FeatureCache.test_chunks``); each chunk but the last a multiple of 256 rows, so the
-    sums run over the same batches as one chunk would. Results come in the order of ``runs``."""
+    sums run over the same batches as one chunk would. Results come in the order of ``runs``.
+
+    With ``checkpoint``, the state at the end of an epoch (query/key, AdamW moments, the
+    schedule, the shuffles' generators, the curves so far) is saved every ``checkpoint_every``
+    epochs and when a signal of ``benign.stopping.stop_on_signals`` arrives (then the job exits
+    75); a call that finds a checkpoint of the same ``identity`` resumes from it, with the
+    numbers an uninterrupted call gives."""
     n = sets[0].hidden.shape[0]
     if any(s.hidden.shape[0] != n for s in sets):
         raise ValueError(
@@ -183,8 +195,11 @@ def finetune_runs(
     optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0, fused=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, (steps - step) / steps))
     histories: list[list[Epoch]] = [[] for _ in runs]
+    first = 1
+    if checkpoint is not None and Path(checkpoint).exists():
+        first = _resume(Path(checkpoint), identity, trained, optimiser, schedule, sets, histories)
     start = time.perf_counter()
-    for epoch in range(1, cfg.epochs + 1):
+    for epoch in range(first, cfg.epochs + 1):
         loss_sum = torch.zeros(R, device=device)
         correct = torch.zeros(R, device=device)
         attention_sum = torch.zeros(R, device=device)
@@ -212,6 +227,13 @@ def finetune_runs(
             shown = " ".join(f"{losses[i]:.4f}" for i in sorted(range(R), key=program.order.__getitem__))
             log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, cfg.epochs, shown,
                      time.perf_counter() - start)  # fmt: skip
+        if checkpoint is not None and epoch < cfg.epochs:
+            if STOP.signal is not None or (checkpoint_every > 0 and epoch % checkpoint_every == 0):
+                _save(Path(checkpoint), identity, epoch, trained, optimiser, schedule, sets, histories)
+            if STOP.signal is not None:
+                raise Stopped(STOP.signal, f"epoch {epoch}", checkpoint)
+    if checkpoint is not None:
+        Path(checkpoint).unlink(missing_ok=True)
     for p in trained:
         p.requires_grad_(False)
     train_eval = _means(*_sums(program, inputs, program.labels, program.slices), n)
@@ -226,6 +248,49 @@ def finetune_runs(
     test_eval = _means(loss, correct, total)
     train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(test_eval)
     return [RunResult(histories[r], *train_eval[r], *test_eval[r]) for r in range(R)]
+
+
+def _save(path: Path, identity: str, epoch: int, trained, optimiser, schedule, sets, histories) -> None:
+    """Phase 2's state after ``epoch``, tensors and plain values only (loaded with
+    ``weights_only=True``: a file on shared scratch is data, never code)."""
+    state = dict(
+        identity=identity,
+        epoch=int(epoch),
+        params=[p.detach().clone() for p in trained],
+        optimiser=optimiser.state_dict(),
+        schedule=schedule.state_dict(),
+        shuffles=[s.shuffle.get_state() for s in sets],
+        curves=torch.tensor([[[e.loss, e.acc, e.max_attention] for e in h] for h in histories], dtype=torch.float64),
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def _resume(path: Path, identity: str, trained, optimiser, schedule, sets, histories) -> int:
+    """Restore the state :func:`_save` wrote; the first epoch still to train (1: none usable,
+    with a warning naming the file)."""
+    try:
+        state = torch.load(path, map_location=trained[0].device, weights_only=True)
+        if state["identity"] != identity:
+            raise ValueError(f"it is of {state['identity']!r}, not {identity!r}")
+        with torch.no_grad():
+            for p, saved in zip(trained, state["params"], strict=True):
+                p.copy_(saved)
+        optimiser.load_state_dict(state["optimiser"])
+        schedule.load_state_dict(state["schedule"])
+        for s, generator_state in zip(sets, state["shuffles"], strict=True):
+            s.shuffle.set_state(generator_state)
+        for history, curve in zip(histories, state["curves"].tolist(), strict=True):
+            history.extend(Epoch(k + 1, *values) for k, values in enumerate(curve))
+    except Exception as err:  # pickle.UnpicklingError for code; KeyError, ValueError for other layouts
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        log.warning("refusing checkpoint %s (%s); phase 2 starts again", path, reason)
+        for history in histories:
+            history.clear()
+        return 1
+    log.info("resumed phase 2 from its checkpoint %s after epoch %d", path, state["epoch"])
+    return state["epoch"] + 1
 
 
 def _to(t: torch.Tensor | None, device) -> torch.Tensor | None:

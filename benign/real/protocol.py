@@ -204,8 +204,12 @@ def run_cell(
     backbone_name: str | None = None,
     device: str | torch.device | None = None,
     code_version: str = "",
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Phase 2 for one (data set, backbone, n, seed) and every eta, from the seed's phase-1 head.
+    With ``checkpoint``, phase 2 saves its state every ``checkpoint_every`` epochs and on a stop
+    signal, and a later call resumes from it (``batched.finetune_runs``).
 
     Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
     ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
@@ -241,7 +245,12 @@ def run_cell(
     train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
     log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
-    results = finetune_runs(block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates")
+    identity = f"{name} {backbone_name} n={n} seed={seed} etas={[float(e) for e in etas]} {phase_two_cfg}"
+    results = finetune_runs(
+        block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates",
+        checkpoint=Path(checkpoint) if checkpoint is not None else None, checkpoint_every=checkpoint_every,
+        identity=identity,
+    )  # fmt: skip
     wall_two = (time.perf_counter() - start) / len(batch)
     runs, attention = [], []
     for eta, two in zip(etas, results):

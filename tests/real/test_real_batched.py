@@ -1,11 +1,16 @@
-"""Phase 2 batched over runs (benign/real/batched.py) equals the same runs trained one by one."""
+"""Phase 2 batched over runs (benign/real/batched.py) equals the same runs trained one by one,
+and resumes from its checkpoint to the numbers of an uninterrupted call."""
 
 import copy
+import logging
+import pickle
+import signal
 
 import pytest
 import torch
 from real_helpers import tiny_model
 
+from benign import stopping
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
 from benign.real.protocol import finetune_query_key
@@ -68,3 +73,54 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
         assert (ours.train_acc, ours.test_acc) == (alone.train_acc, alone.test_acc)
     # the runs really differ (seeds and labels), so equality is not that of one run copied
     assert len({round(r.history[-1].loss, 8) for r in batched}) == len(batched)
+
+
+def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_path, caplog):
+    """A signal during epoch 1 (benign.stopping.STOP): the state after it is saved and the job exits 75; a
+    second call resumes from the checkpoint and ends as an uninterrupted call. A checkpoint that
+    is a crafted pickle is refused and phase 2 starts again."""
+    block, hidden, mask, heads, labels, test_set = problem("bert", torch.float64)
+    cfg = TrainConfig(epochs=5, batch_size=4, log_every=100)
+
+    def call(**checkpointing):
+        runs = [
+            Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init")) for s in range(2) for eta in ETAS
+        ]
+        sets = [TrainSet(hidden[s], mask[s], generator(seed, "real_finetune_shuffle")) for s, seed in enumerate(SEEDS)]
+        return finetune_runs(copy.deepcopy(block), runs, sets, [test_set], cfg, identity="cell", **checkpointing)
+
+    whole = call()
+    path = tmp_path / "cell.pt"
+    stopping.STOP.signal = signal.SIGTERM
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            call(checkpoint=path, checkpoint_every=0)
+    finally:
+        stopping.STOP.signal = None
+    assert stopped.value.code == 75 and path.exists()
+    with caplog.at_level(logging.INFO, logger="benign.real"):
+        resumed = call(checkpoint=path, checkpoint_every=2)
+    assert "resumed phase 2 from its checkpoint" in caplog.text and "after epoch 1" in caplog.text
+    assert not path.exists()  # removed once phase 2 is done
+    for a, b in zip(whole, resumed):
+        assert a.history == b.history and (a.train_loss, a.test_loss, a.test_acc) == (
+            b.train_loss,
+            b.test_loss,
+            b.test_acc,
+        )
+
+    path.write_bytes(pickle.dumps(Exploit()))
+    with caplog.at_level(logging.WARNING, logger="benign.real"):
+        again = call(checkpoint=path, checkpoint_every=2)
+    assert f"refusing checkpoint {path}" in caplog.text and not EXPLOITED
+    assert [r.history for r in again] == [r.history for r in whole]
+
+
+EXPLOITED = []
+
+
+class Exploit:
+    """A pickle that would run code when loaded without weights_only."""
+
+    def __reduce__(self):
+        return (EXPLOITED.append, ("ran",))

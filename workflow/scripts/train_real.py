@@ -6,9 +6,11 @@ from benign.io import log_to
 from benign.real.heads import load_heads
 from benign.real.protocol import run_cell
 from benign.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
+from benign.stopping import stop_on_signals
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
+stop_on_signals()  # SLURM's signal at the time limit: checkpoint, exit 75, resume on the retry
 cell, protocol = snakemake.params.cell, snakemake.params.protocol
 runs, attention = run_cell(
     list(snakemake.input.features),
@@ -18,6 +20,8 @@ runs, attention = run_cell(
     etas=cell["etas"],
     seed=cell["seed"],
     code_version=snakemake.params.code,
+    checkpoint=f"results/.checkpoints/real/{snakemake.wildcards.cell}.pt",
+    checkpoint_every=snakemake.config["real"].get("checkpoint_every", 0),  # not a param: changing it reruns nothing
     **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},
 )
 write_parquet(runs, REAL_RUNS, snakemake.output.runs)
