@@ -56,6 +56,18 @@ def syn_need(field):
     )
 
 
+def mm_need(field):
+    """An attention-SVM job's request: its runs are token-model batches, larger on each retry."""
+    return lambda wc, attempt: getattr(
+        rs.for_attempt(
+            rs.synthetic_job_need(MM_RUNS[wc.svm_model], CLUSTER.device),
+            attempt,
+            CLUSTER,
+        ),
+        field,
+    )
+
+
 def real_need(rule, key, field):
     """A real-data job's request: ``REAL_NEEDS[rule][key(wildcards)]``, larger on each retry."""
     return lambda wc, attempt: getattr(

@@ -11,16 +11,8 @@ rule train_max_margin:
     conda:
         "../envs/benign.yaml"
     resources:
-        mem_mb=lambda wc, attempt: rs.for_attempt(
-            rs.synthetic_job_need(MM_RUNS[wc.svm_model], CLUSTER.device),
-            attempt,
-            CLUSTER,
-        ).mem_mb,
-        runtime=lambda wc, attempt: rs.for_attempt(
-            rs.synthetic_job_need(MM_RUNS[wc.svm_model], CLUSTER.device),
-            attempt,
-            CLUSTER,
-        ).runtime_min,
+        mem_mb=mm_need("mem_mb"),
+        runtime=mm_need("runtime_min"),
     params:
         runs=lambda wc: MM_RUNS[wc.svm_model],
         log_points=lambda wc: config["max_margin"]["log_points"],
