@@ -22,6 +22,16 @@ from benign import registry
 
 # (id, the user's extra config file, substrings the error must contain)
 BAD = [
+    (  # the site's memory ceiling below what the smallest run needs: refused before any job
+        "ceiling-below-one-run",
+        "cluster: {max_mem_mb: 550}",
+        ["one run (model", "needs 6", "above the ceiling", "550 MB", "raise the ceiling"],
+    ),
+    (
+        "max-margin-horizon-past-steps",
+        "max_margin: {horizons: [100, 900]}",
+        ["max_margin.horizons", "[100, 900]", "past its 300 steps"],
+    ),
     (
         "d-string",
         "synthetic: {token: {settings: {benign: {d: forty}}}}",
@@ -339,6 +349,7 @@ WARN = [
 # the real run (--cores 1) is tried for a few representative cases: schema, library check,
 # non-finite value, missing key, a real-data size
 REAL_RUN = {
+    "ceiling-below-one-run",
     "eta-one",
     "grid-stop-below-start",
     "lr-nan",
