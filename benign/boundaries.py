@@ -1,143 +1,215 @@
-"""Regime boundaries fitted from runs (docs/regimes.md#fitted-boundaries).
+"""Regime boundaries fitted from labelled runs (docs/regimes.md#fitted-boundaries).
 
-Along the signal norm at a fixed (d, n), the fraction of seeds in a regime moves from 0 to 1
-across a transition. :func:`transition` fits a logistic curve in log ||mu|| to the seeds' binary
-labels (maximum likelihood, with a weak penalty on the steepness so that cleanly separated
-labels give the midpoint of the gap), giving the transition norm ||mu||* and its standard error.
-:func:`power_law` fits log ||mu||* = log c + a log d + b log n by least squares over the
-transitions, and :func:`bootstrap` resamples the seeds to give confidence intervals of the
-fitted constants. The theory's exponents: a = 1/2 and b = -1/2 for the not-overfitting boundary
-(SNR^2 ~ 1/n), a = 1/4 for the harmful one.
+One binary label per run (the side of a boundary: not overfitting, or attention selecting at
+test time), one model over every run at a horizon:
+
+    P(side) = sigmoid(k (log ||mu|| - log c - a log d - b log n [- e log d log n]))
+
+fitted by maximum likelihood. Written as a logistic regression, eta = k log ||mu|| + sum_j g_j u_j
+(u = 1, log d, log n, log d log n and theta_j = -g_j / k), the likelihood is concave in (k, g),
+and it stays concave when one theta_j is held fixed (the u_j term becomes an offset times k): so
+the fit and each point of a profile likelihood are convex problems, solved by scipy's L-BFGS-B.
+Intervals are profile-likelihood intervals (the theta_j where twice the log-likelihood drop
+stays under the chi-square(1) quantile), found by scipy's brentq.
+
+The steepness k is capped at ``k_max``: labels that flip between two grid norms in every line
+are separated, their likelihood has no maximum (k grows without end), and any exponent that
+keeps them separated fits them equally well. With the cap the profile is flat over exactly
+those exponents, so the interval reports what the grid cannot tell apart instead of a width of
+zero. ``k_max`` is set from the finest resolution the runs claim: a transition is not resolved
+sharper than one factor ``resolution`` in ||mu|| (10% to 90% across it).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
+from scipy.optimize import brentq, minimize
+from scipy.stats import chi2
 
-RIDGE = 1e-3  # penalty on the squared steepness (per unit of log ||mu||) of the logistic curve
+TERMS = ("log_c", "a", "b", "e")  # theta: constant, exponent of d, of n, interaction log d log n
+LEVEL = 0.95
+
+
+def k_max_for(resolution: float) -> float:
+    """The steepness at which P goes from 0.1 to 0.9 across one factor ``resolution`` in ||mu||."""
+    return 2 * math.log(9) / math.log(resolution)
+
+
+def design(runs: pd.DataFrame, interaction: bool = False) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(log ||mu||, U, the terms U holds): U's columns are 1, log d, log n and log d log n, an axis
+    taking a single value (or the interaction, unless asked for and both axes vary) left out."""
+    log_d, log_n = np.log(runs["d"].to_numpy(float)), np.log(runs["n"].to_numpy(float))
+    cols, terms = [np.ones(len(runs))], ["log_c"]
+    if runs["d"].nunique() > 1:
+        cols.append(log_d)
+        terms.append("a")
+    if runs["n"].nunique() > 1:
+        cols.append(log_n)
+        terms.append("b")
+    if interaction and "a" in terms and "b" in terms:
+        cols.append(log_d * log_n)
+        terms.append("e")
+    return np.log(runs["signal_norm"].to_numpy(float)), np.stack(cols, 1), terms
+
+
+def _nll(beta: np.ndarray, X: np.ndarray, y: np.ndarray, base: np.ndarray | float = 0.0) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of the logistic model eta = X beta + base, and its gradient."""
+    eta = X @ beta + base
+    value = float(np.sum(np.logaddexp(0.0, eta) - y * eta))
+    return value, X.T @ (0.5 * (1.0 + np.tanh(0.5 * eta)) - y)
+
+
+def _fit(x: np.ndarray, U: np.ndarray, y: np.ndarray, k_max: float, fixed: dict[int, float] | None = None,
+         start: np.ndarray | None = None) -> tuple[float, np.ndarray]:  # fmt: skip
+    """The maximum-likelihood (k, theta) with the thetas of ``fixed`` (column of U -> value)
+    held: eta = k (x - sum_fixed theta_j u_j) + sum_free g_j u_j. Returns (negative
+    log-likelihood, [k, theta over U's columns])."""
+    fixed = fixed or {}
+    free = [j for j in range(U.shape[1]) if j not in fixed]
+    shifted = x - sum(value * U[:, j] for j, value in fixed.items()) if fixed else x
+    X = np.column_stack([shifted, U[:, free]])
+    beta0 = np.zeros(X.shape[1])
+    if start is not None:  # from a fit's (k, theta): g_j = -k theta_j
+        beta0[0] = start[0]
+        beta0[1:] = -start[0] * start[[j + 1 for j in free]]
+    beta0[0] = min(max(beta0[0], 1e-3), k_max)
+    bounds = [(0.0, k_max)] + [(None, None)] * len(free)
+    res = minimize(_nll, beta0, args=(X, y), jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"maxiter": 10000, "ftol": 1e-14, "gtol": 1e-10})  # fmt: skip
+    k = res.x[0]
+    theta = np.empty(U.shape[1] + 1)
+    theta[0] = k
+    for j, value in fixed.items():
+        theta[j + 1] = value
+    for i, j in enumerate(free):
+        theta[j + 1] = -res.x[i + 1] / k if k > 0 else np.nan
+    return float(res.fun), theta
 
 
 @dataclass(frozen=True)
-class Transition:
-    mu_star: float  # ||mu|| at which half the seeds are in the regime
-    log_se: float  # standard error of log mu_star
-    steepness: float  # > 0: the regime's fraction grows with ||mu||
+class Boundary:
+    """A fitted boundary ||mu||* = c d^a n^b (d^(e log n)): estimates, 95% profile intervals
+    (NaN where the data leave that side open), the fit's terms and its log-likelihood."""
+
+    estimates: dict  # "k", "c", "a", "b", "e" -> value (None where not fitted)
+    intervals: dict  # the same keys -> (low, high)
+    nll: float
+    runs: int
+    k_max: float
+
+    def mu_star(self, d, n) -> np.ndarray:
+        """The fitted boundary's ||mu|| at (d, n)."""
+        e = self.estimates
+        d, n = np.asarray(d, dtype=float), np.asarray(n, dtype=float)
+        log = math.log(e["c"]) + (e["a"] or 0.0) * np.log(d) + (e["b"] or 0.0) * np.log(n)
+        return np.exp(log + (e["e"] or 0.0) * np.log(d) * np.log(n))
+
+    def probability(self, signal_norm, d, n) -> np.ndarray:
+        """P(side) at (||mu||, d, n)."""
+        z = self.estimates["k"] * (np.log(np.asarray(signal_norm, dtype=float)) - np.log(self.mu_star(d, n)))
+        return 1.0 / (1.0 + np.exp(-z))
 
 
-def transition(norms, labels) -> Transition | None:
-    """The logistic transition of binary ``labels`` (one per run) along ``norms``; None where the
-    labels do not change over the range, or the fitted midpoint lies far outside it."""
-    x = np.log(np.asarray(norms, dtype=float))
-    y = np.asarray(labels, dtype=float)
+def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False, intervals: bool = True,
+        fixed: dict[str, float] | None = None) -> Boundary | None:  # fmt: skip
+    """The boundary of the boolean column ``label`` (True: the side above it) over ``runs``
+    (columns d, n, signal_norm), with profile-likelihood intervals of its free terms; ``fixed``:
+    terms held at given values (e.g. the theory's exponents). None where the labels do not
+    change."""
+    y = runs[label].to_numpy(float)
     if y.min() == y.max():
         return None
-    scale = max(x.max() - x.min(), 1e-9)
-
-    def loss(theta):
-        x0, k = theta
-        z = k * (x - x0)
-        return float(np.sum(np.logaddexp(0.0, z) - y * z) + RIDGE * (k * scale) ** 2)
-
-    corr = np.corrcoef(x, y)[0, 1] if np.std(x) > 0 else 1.0
-    start = np.array([x[np.argmin(np.abs(np.cumsum(y) / y.sum() - 0.5))], 4.0 / scale * np.sign(corr or 1.0)])
-    fit = minimize(loss, start, method="BFGS")
-    x0, k = fit.x
-    if not x.min() - 0.5 * scale <= x0 <= x.max() + 0.5 * scale:  # a midpoint far outside the sweep: none in it
-        return None
-    try:
-        log_se = float(np.sqrt(max(np.linalg.inv(_hessian(loss, fit.x))[0, 0], 0.0)))
-    except np.linalg.LinAlgError:
-        log_se = float("nan")
-    return Transition(float(np.exp(x0)), log_se, float(k))
-
-
-def _hessian(f, at: np.ndarray, h: float = 1e-4) -> np.ndarray:
-    """Central-difference Hessian of ``f`` at ``at`` (the observed information of a likelihood)."""
-    n = at.size
-    out = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            e_i, e_j = np.eye(n)[i] * h, np.eye(n)[j] * h
-            out[i, j] = (f(at + e_i + e_j) - f(at + e_i - e_j) - f(at - e_i + e_j) + f(at - e_i - e_j)) / (4 * h * h)
-    return out
+    x, U, terms = design(runs, interaction)
+    held = {terms.index(t): v for t, v in (fixed or {}).items() if t in terms}
+    nll, theta = _fit(x, U, y, k_max, held)
+    est = {"k": float(theta[0]), **{t: None for t in TERMS}}
+    for j, term in enumerate(terms):
+        est[term] = float(theta[j + 1])
+    ivals = {key: (np.nan, np.nan) for key in ("k", *TERMS)}
+    if intervals:
+        cut = chi2.ppf(LEVEL, 1) / 2
+        for j, term in enumerate(terms):
+            if j not in held:
+                ivals[term] = _profile_interval(x, U, y, k_max, j, term, theta, nll, cut, held)
+        if not held:
+            ivals["k"] = _k_interval(x, U, y, k_max, theta, nll, cut)
+    c = {"c": math.exp(est.pop("log_c"))}
+    low, high = ivals.pop("log_c")
+    return Boundary({**c, **est}, {"c": (math.exp(low), math.exp(high)), **ivals}, nll, len(runs), k_max)
 
 
-@dataclass(frozen=True)
-class PowerLaw:
-    c: float
-    a: float | None  # exponent of d; None where d takes one value
-    b: float | None  # exponent of n; None where n takes one value
+def mu_star_interval(runs: pd.DataFrame, label: str, k_max: float, d: float, n: float) -> tuple[float, float, float]:
+    """The fitted boundary's ||mu||* at (d, n) and its 95% profile interval: the constant of the
+    same fit with d and n measured from (d, n)."""
+    shifted = fit(runs.assign(d=runs["d"] / d, n=runs["n"] / n), label, k_max)
+    if shifted is None:
+        return (np.nan, np.nan, np.nan)
+    return (shifted.estimates["c"], *shifted.intervals["c"])
 
 
-def power_law(points: pd.DataFrame) -> PowerLaw:
-    """Least squares of log mu_star = log c + a log d + b log n over ``points`` (columns d, n,
-    mu_star); an axis with a single value is left out of the fit."""
-    cols, names = [np.ones(len(points))], []
-    for axis in ("d", "n"):
-        if points[axis].nunique() > 1:
-            cols.append(np.log(points[axis].to_numpy(dtype=float)))
-            names.append(axis)
-    coef = np.linalg.lstsq(np.stack(cols, 1), np.log(points["mu_star"].to_numpy(dtype=float)), rcond=None)[0]
-    found = dict(zip(names, coef[1:]))
-    return PowerLaw(float(np.exp(coef[0])), found.get("d"), found.get("n"))
+SEARCH = {"log_c": 20.0, "a": 4.0, "b": 4.0, "e": 2.0}  # how far from the estimate an interval end is sought
 
 
-def transitions(runs: pd.DataFrame, label: str) -> pd.DataFrame:
-    """One row per (d, n) with a transition: d, n, mu_star, log_se, seeds. ``runs``: columns d,
-    n, signal_norm, seed and the boolean column ``label``."""
-    rows = []
-    for (d, n), cell in runs.groupby(["d", "n"]):
-        t = transition(cell["signal_norm"], cell[label])
-        if t is not None:
-            rows.append({"d": d, "n": n, "mu_star": t.mu_star, "log_se": t.log_se, "seeds": cell["seed"].nunique()})
-    return pd.DataFrame(rows, columns=["d", "n", "mu_star", "log_se", "seeds"])
+def _profile_interval(x, U, y, k_max, j, term, theta, nll, cut, held=None) -> tuple[float, float]:
+    """The profile-likelihood interval of theta_j, the terms ``held`` fixed (NaN on a side it
+    does not close within SEARCH)."""
+    centre = theta[j + 1]
+
+    def excess(value: float) -> float:
+        return _fit(x, U, y, k_max, {**(held or {}), j: value}, start=theta)[0] - nll - cut
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        inside, step, end = centre, 0.02, np.nan
+        while abs(inside - centre) < SEARCH[term]:
+            probe = inside + sign * step
+            if excess(probe) > 0:
+                end = brentq(excess, inside, probe, xtol=1e-5) if excess(inside) < 0 else probe
+                break
+            inside, step = probe, step * 2
+        ends.append(end)
+    return ends[0], ends[1]
 
 
-def regime_transitions(runs: pd.DataFrame, labels: pd.DataFrame, regime: str) -> pd.DataFrame:
-    """:func:`transitions` of one regime at one horizon: ``labels`` (run_id, regime) from
-    benign.theory.regimes_at at that horizon, ``runs`` with run_id, d, n, signal_norm, seed."""
-    cells = labels.merge(runs[["run_id", "d", "n", "signal_norm", "seed"]], on="run_id")
-    return transitions(cells.assign(inside=cells["regime"] == regime), "inside")
+def _k_interval(x, U, y, k_max, theta, nll, cut) -> tuple[float, float]:
+    """The profile interval of k (its upper end NaN where it reaches the cap): with k held,
+    eta = k x + U g is a convex fit of g alone."""
+    g0 = -theta[0] * theta[1:]
+
+    def excess(k: float) -> float:
+        res = minimize(_nll, g0, args=(U, y, k * x), jac=True, method="L-BFGS-B")
+        return float(res.fun) - nll - cut
+
+    k = theta[0]
+    low = brentq(excess, 1e-9, k, xtol=1e-5) if k > 1e-6 and excess(1e-9) > 0 else 0.0
+    high = brentq(excess, k, k_max, xtol=1e-5) if k < k_max * (1 - 1e-9) and excess(k_max) > 0 else np.nan
+    return low, high
 
 
-def bootstrap(runs: pd.DataFrame, label: str, draws: int = 200, seed: int = 0, level: float = 0.95) -> dict:
-    """The power law of the transitions, and percentile intervals over ``draws`` resamplings of
-    the seeds (with replacement): {"fit": PowerLaw, "c"|"a"|"b": (low, high)}."""
-    fit = power_law(transitions(runs, label))
-    seeds = np.sort(runs["seed"].unique())
-    rng = np.random.default_rng(seed)
-    by_seed = {s: g for s, g in runs.groupby("seed")}
-    samples = {"c": [], "a": [], "b": []}
-    for _ in range(draws):
-        pick = rng.choice(seeds, size=seeds.size, replace=True)
-        resampled = pd.concat([by_seed[s].assign(seed=i) for i, s in enumerate(pick)])
-        points = transitions(resampled, label)
-        if len(points) < 2:
+def held_out_log_loss(runs: pd.DataFrame, label: str, k_max: float, fixed: dict[str, float] | None = None) -> float:
+    """Mean log-loss of each (d, n) line's runs under the boundary fitted to the other lines
+    (``fixed``: terms held at given values, e.g. the theory's exponents). NaN with under 3 lines."""
+    lines = runs.groupby(["d", "n"]).ngroup().to_numpy()
+    if lines.max() < 2:
+        return float("nan")
+    x, U, terms = design(runs)
+    y = runs[label].to_numpy(float)
+    held = {terms.index(t): v for t, v in (fixed or {}).items() if t in terms}
+    losses = []
+    for line in np.unique(lines):
+        train, test = lines != line, lines == line
+        if y[train].min() == y[train].max():
             continue
-        law = power_law(points)
-        for name in samples:
-            value = getattr(law, name)
-            if value is not None:
-                samples[name].append(value)
-    tail = (1 - level) / 2 * 100
-    out = {"fit": fit}
-    for name, values in samples.items():
-        out[name] = tuple(np.percentile(values, [tail, 100 - tail])) if values else None
-    return out
-
-
-def agreement(cells: pd.DataFrame, label: str, law: PowerLaw, above: bool) -> tuple[float, int]:
-    """How well a fitted boundary separates the cells: (the fraction of the cells on the
-    regime's side of ``law`` (above it when ``above``) whose seeds are mostly in the regime, and
-    how many cells are on that side). ``cells``: one row per run with d, n, signal_norm and the
-    boolean ``label``, averaged here over the seeds of each (d, n, signal_norm)."""
-    per_cell = cells.groupby(["d", "n", "signal_norm"])[label].mean().reset_index()
-    star = law.c * per_cell["d"] ** (law.a or 0.0) * per_cell["n"] ** (law.b or 0.0)
-    side = per_cell["signal_norm"] > star if above else per_cell["signal_norm"] < star
-    if not side.any():
-        return float("nan"), 0
-    return float((per_cell.loc[side, label] > 0.5).mean()), int(side.sum())
+        # an axis constant in the training lines cannot be fitted: keep its term at the held value or 0
+        hold = dict(held)
+        for j in range(1, U.shape[1]):
+            if j not in hold and np.ptp(U[train, j]) == 0:
+                hold[j] = 0.0
+        _, theta = _fit(x[train], U[train], y[train], k_max, hold)
+        eta = theta[0] * (x[test] - U[test] @ theta[1:])
+        losses.append(np.logaddexp(0.0, eta) - y[test] * eta)
+    return float(np.mean(np.concatenate(losses))) if losses else float("nan")

@@ -1,6 +1,8 @@
-"""Command line: train one synthetic run and print its final metrics.
+"""Command line: train one synthetic run and print its final metrics, or ask the fitted regime
+model which regime a setting falls in.
 
 python -m benign synthetic --model token --d 2000 --signal-norm 20 --json
+python -m benign regime --d 2400 --n 12 --signal-norm 20 [--steps 10000]
 """
 
 from __future__ import annotations
@@ -36,11 +38,51 @@ def _parser() -> argparse.ArgumentParser:
     )  # its run key
     syn.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
     syn.add_argument("--json", action="store_true", help="print one JSON object")
+    reg = sub.add_parser("regime", help="P(regime) at a setting, from the fitted regime model of a reproduction")
+    reg.add_argument("--d", type=float, required=True)
+    reg.add_argument("--n", type=float, required=True)
+    reg.add_argument("--signal-norm", dest="signal_norm", type=float, required=True)
+    reg.add_argument("--steps", type=int, default=None, help="a fitted horizon (default: the longest)")
+    reg.add_argument("--model-table", default="results/tables/regime_model.csv",
+                     help="the fitted model (rule table_regime_boundaries writes it)")  # fmt: skip
+    reg.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _regime(args) -> int:
+    """The regime predictor (benign.predictor)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from benign.predictor import OutsideModel, predict
+
+    path = Path(args.model_table)
+    if not path.is_file():
+        print(
+            f"benign: no fitted regime model at {path} (run the reproduction, or give --model-table)", file=sys.stderr
+        )
+        return 2
+    try:
+        out = predict(pd.read_csv(path), args.d, args.n, args.signal_norm, args.steps)
+    except OutsideModel as err:
+        print(f"benign: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"d = {args.d:g}, n = {args.n:g}, ||mu|| = {args.signal_norm:g}, after {out['horizon']} steps:")
+    for regime, (p, low, high) in out["regimes"].items():
+        print(f"  {regime:>16}: {p:.3f} [{low:.3f}, {high:.3f}]")
+    for name, (star, low, high) in out["boundaries"].items():
+        print(f"  {name} boundary: ||mu||* = {star:.3g} [{low:.3g}, {high:.3g}]")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "regime":
+        return _regime(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
     for key in ("mlp_dim",):  # the models' own run keys (benign.registry), for the models that have them
         if key not in registry.MODELS[run["model"]].run_keys:
@@ -50,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
+    from benign.schema import REFERENCES, SELECTION
     from benign.theory import assign_regimes
     from benign.trainer import RunSpec, train_runs
 
@@ -58,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     row = runs.iloc[0].to_dict()
     keys = [f.name for f in dataclasses.fields(RunSpec) if f.name not in LOGGING] + [
         "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy",
-        "n_noisy", "snr", "regime", "status", "wall_time_s", "device",
+        *(name for name, _ in SELECTION + REFERENCES),
+        "n_noisy", "snr", "regime", "head_acc_regime", "status", "wall_time_s", "device",
     ]  # fmt: skip
     out = {k: (None if row[k] != row[k] else row[k]) for k in keys if k in row}
     out = {k: (v.item() if hasattr(v, "item") else v) for k, v in out.items()}

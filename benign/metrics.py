@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from benign.theory import REGIMES
+
 # The token model's loss floor: every sample's attention wholly on its relevant token gives
 # margin nu . mu_y = 1/sqrt(2) (docs/model.md#loss-floor), so the logistic loss cannot go below log(1 + e^{-1/sqrt 2}).
 TOKEN_LOSS_FLOOR = float(np.log1p(np.exp(-1 / np.sqrt(2))))
@@ -99,28 +101,13 @@ def attention_curves(trace: pd.DataFrame) -> pd.Series:
     return trace.groupby(["dataset", "n", "eta", "epoch"])["max_attention"].mean()
 
 
-REGIMES = ("not_overfitting", "benign", "harmful")
-
-
-def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys) -> pd.DataFrame:
     """The fraction of seeds in each regime per (horizon, *keys) cell: ``labels`` from
-    benign.theory.regimes_at, ``keys`` columns of ``runs`` (e.g. d, n, signal_norm). Runs without
-    a label (diverged, no flipped label) count in ``seeds`` but in no regime."""
+    benign.theory.regimes_at, ``keys`` columns of ``runs``. Runs without a label count in
+    ``seeds`` but in no regime."""
     cells = labels.merge(runs[["run_id", *keys]], on="run_id")
     group = cells.groupby(["horizon", *keys])
     out = group.size().rename("seeds").to_frame()
     for regime in REGIMES:
         out[regime] = group["regime"].apply(lambda r, regime=regime: float((r == regime).mean()))
     return out.reset_index()
-
-
-def semilog_slope(x, steps) -> tuple[float, float, int] | None:
-    """(slope, intercept, points) of log10(steps) = intercept + slope x by least squares, over the
-    finite points; None with fewer than 3. A straight line on these semi-log axes is a delay
-    growing exponentially in x."""
-    x, y = np.asarray(x, dtype=float), np.asarray(steps, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
-    if keep.sum() < 3:
-        return None
-    slope, intercept = np.polyfit(x[keep], np.log10(y[keep]), 1)
-    return float(slope), float(intercept), int(keep.sum())

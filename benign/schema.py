@@ -26,6 +26,23 @@ METRICS = [
     ("train_acc", pa.float64()), ("test_acc", pa.float64()),
     ("train_acc_clean", pa.float64()), ("train_acc_noisy", pa.float64()),
 ]
+# Which tokens attention selects (benign.selection), per run and logged step: on the test set, the
+# fraction of samples whose most-attended token is the relevant one, the mean attention on it and
+# the normalised test loss r (1 uniform attention, 0 selection); the same on the clean training
+# samples; and the fraction of flipped training samples whose most-attended token is of each kind.
+SELECTION = [
+    ("test_sel_relevant", pa.float64()), ("test_att_relevant", pa.float64()),
+    ("test_loss_normalised", pa.float64()),
+    ("train_clean_sel_relevant", pa.float64()), ("train_clean_att_relevant", pa.float64()),
+    ("train_clean_loss_normalised", pa.float64()),
+    ("train_noisy_sel_relevant", pa.float64()), ("train_noisy_sel_weak_true", pa.float64()),
+    ("train_noisy_sel_weak_opposite", pa.float64()), ("train_noisy_sel_irrelevant", pa.float64()),
+]
+# The fixed head's test loss under one-hot attention on the relevant token and under uniform
+# attention, and its test accuracy under uniform attention: constants of a run's test set
+# (null for a model without a fixed head).
+REFERENCES = [("test_loss_selected", pa.float64()), ("test_loss_uniform", pa.float64()),
+              ("test_acc_uniform", pa.float64())]
 # fmt: on
 
 # The job's measured peaks (the same on every run of a job: one job is one process), in MB:
@@ -56,7 +73,11 @@ RUNS = pa.schema(
         ("snr", pa.float64()),
         ("n_noisy", pa.int64()),
         *METRICS,
-        ("regime", pa.string()),  # not_overfitting / benign / harmful, null unless status ok
+        *SELECTION,
+        *REFERENCES,
+        # not_overfitting / benign / harmful from what attention selects (benign.theory), null unless ok
+        ("regime", pa.string()),
+        ("head_acc_regime", pa.string()),  # the same from the fixed head's test accuracy (secondary)
         # milestones (benign.milestones): a step, and whether it is censored at the horizon
         *[
             (f"{name}_{part}", kind)
@@ -71,7 +92,7 @@ RUNS = pa.schema(
     ]
 )
 
-CURVES = pa.schema([("run_id", pa.string()), ("step", pa.int64()), *METRICS])
+CURVES = pa.schema([("run_id", pa.string()), ("step", pa.int64()), *METRICS, *SELECTION])
 
 # fmt: off
 ATTENTION = pa.schema(
@@ -102,6 +123,11 @@ ALIGNMENT = pa.schema(
      ("min_margin_noisy", pa.float64()), ("selection_changed", pa.bool_()), ("clean_signal", pa.float64()),
      ("noisy_signal", pa.float64()), ("noisy_opposite", pa.float64()), ("noisy_noise", pa.float64()),
      ("noisy_agrees", pa.float64()),
+     # baselines of the cosine: the SVM direction of a random selection, of the first selection
+     # gradient descent makes (step 1), and the relevant tokens' mean key; and the share of samples
+     # whose selection is locally optimal (selected head score above every support token's)
+     ("cosine_random", pa.float64()), ("cosine_early", pa.float64()), ("cosine_relevant", pa.float64()),
+     ("locally_optimal", pa.float64()),
      ("wall_time_s", pa.float64()),  # the batch's training time, on each of its rows
      ("peak_rss_mb", pa.float64())]  # the job's peak (benign.device.peak_memory_mb)
 )  # fmt: skip

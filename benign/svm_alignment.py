@@ -60,13 +60,14 @@ def track_batch(model_name: str, runs: list[dict], steps: int, log_points: int) 
     score_of_token = batch.r.view(batch.B, batch.n, batch.T).numpy()  # <x_t, nu>
     previous = [None] * len(runs)
     solved: list[dict] = [{} for _ in runs]  # per run, p^mm of each selection met (the keys do not train)
+    baselines = [_baselines(gram[b], batch.n, batch.T, run) for b, run in enumerate(runs)]
     rows = []
     start = time.perf_counter()
     schedule = log_steps(steps, points=log_points)
     logged, shown = set(schedule), set(schedule[:: max(1, len(schedule) // 8)])
     for step in range(steps + 1):
         if step in logged:
-            rows += _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved, keys)
+            rows += _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved, keys, baselines)
             if step in shown and step:
                 log.info("%s d=%d seed=%d: step %d/%d, %.1fs", model_name, r0["d"], r0["seed"], step, steps,
                          time.perf_counter() - start)  # fmt: skip
@@ -75,7 +76,21 @@ def track_batch(model_name: str, runs: list[dict], steps: int, log_points: int) 
     return pd.DataFrame(rows, columns=COLUMNS).assign(wall_time_s=time.perf_counter() - start)
 
 
-def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved, keys) -> list[dict]:
+def _baselines(gram: np.ndarray, n: int, T: int, run: dict) -> dict:
+    """What a cosine with p^mm is compared with: the SVM direction of a random selection (seeded
+    by the run), and the relevant tokens' mean key direction, as (coefficients over the keys,
+    norm); the early selection's is added at the first logged step after 0."""
+    rng = np.random.default_rng([int(run["seed"]), int(round(1000 * run["signal_norm"])), 7])
+    c_rand, alpha_rand = svm_direction_from_gram(gram, T, rng.integers(0, T, n))
+    c_rel = np.zeros(n * T)
+    c_rel[np.arange(n) * T + SIGNAL] = 1.0 / n
+    return {
+        "random": (c_rand, float(np.sqrt(alpha_rand.sum()))),
+        "relevant": (c_rel, float(np.sqrt(c_rel @ gram @ c_rel))),
+    }
+
+
+def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved, keys, baselines) -> list[dict]:
     s = batch.scores().numpy()  # (B, n, T)
     f, _ = batch.outputs_train()
     loss = F.softplus(-batch.y * f).mean(-1).tolist()
@@ -90,6 +105,17 @@ def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved,
         if tuple(a) not in solved[b]:
             solved[b][tuple(a)] = svm_direction_from_gram(gram[b], batch.T, a)
         row.update(_svm_numbers(s[b], a, *solved[b][tuple(a)], float(norms[b])))
+        if step > 0 and "early" not in baselines[b]:  # the selection gradient descent first makes
+            c_early, alpha_early = solved[b][tuple(a)]
+            baselines[b]["early"] = (c_early, float(np.sqrt(alpha_early.sum())))
+        for name in ("random", "early", "relevant"):
+            c_base, base_norm = baselines[b].get(name, (None, 0.0))
+            row[f"cosine_{name}"] = (
+                float(s[b].reshape(-1) @ c_base) / (norms[b] * base_norm)
+                if c_base is not None and norms[b] > 0
+                else np.nan
+            )
+        row["locally_optimal"] = _locally_optimal(y[b][:, None] * score_of_token[b], a, solved[b][tuple(a)][1], batch.T)
         margins = margins_from_scores(s[b], a)
         clean, flipped = ~noisy[b], noisy[b]
         agrees = np.sign(score_of_token[b, np.arange(len(a)), a]) == np.sign(y[b])
@@ -118,6 +144,18 @@ def _svm_numbers(scores: np.ndarray, a: np.ndarray, c_mm: np.ndarray, alpha: np.
     return dict(
         svm_norm=svm_norm, cosine=cosine, margin_ratio=float(margins_from_scores(scores, a).min()) / norm * svm_norm
     )
+
+
+def _locally_optimal(gamma: np.ndarray, a: np.ndarray, alpha: np.ndarray, T: int, tol: float = 1e-9) -> float:
+    """The share of samples whose selected token meets Tarzanagh et al.'s local-optimality
+    condition: its head score gamma = y <x, v> exceeds that of every support token (a token whose
+    SVM constraint is active, alpha > 0)."""
+    n = len(a)
+    others = np.nonzero(np.arange(T)[None, :] != a[:, None])[1].reshape(n, T - 1)  # the rows of alpha, per sample
+    support = alpha.reshape(n, T - 1) > tol * max(alpha.max(), np.finfo(float).tiny)
+    selected = gamma[np.arange(n), a]
+    ok = [bool(np.all(selected[i] > gamma[i, others[i][support[i]]])) for i in range(n)]
+    return float(np.mean(ok))
 
 
 def _fraction(mask: np.ndarray) -> float:

@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from benign import models, registry, synthetic
+from benign import models, registry, schema, selection, synthetic
 from benign.device import peak_memory_mb, pick_device
 from benign.io import atomic_path
 from benign.stopping import STOP, Stopped, stop_on_signals  # noqa: F401  (job scripts take stop_on_signals from here)
@@ -116,6 +116,42 @@ def _metrics(f: torch.Tensor, y: torch.Tensor, noisy: torch.Tensor) -> dict[str,
         with np.errstate(invalid="ignore"):
             out["acc_clean"] = ((correct * clean).sum(-1) / clean.sum(-1)).cpu().numpy()
             out["acc_noisy"] = ((correct * noisy).sum(-1) / noisy.sum(-1)).cpu().numpy()
+            loss = F.softplus(-y * f).double()
+            out["loss_clean"] = ((loss * clean).sum(-1) / clean.sum(-1)).cpu().numpy()
+    return out
+
+
+def _references(model, T: int) -> dict[str, np.ndarray]:
+    """The fixed head's reference losses of every run (benign.selection.reference_losses): on
+    the test set, and on the clean training samples; NaN for a model without a fixed head."""
+    if not hasattr(model, "head_values"):
+        nan = np.full(len(model.noisy), np.nan)
+        return {
+            f"{where}_{k}": nan for where in ("test", "clean") for k in ("loss_selected", "loss_uniform", "acc_uniform")
+        }
+    test = selection.reference_losses(model.head_values("test"), model.y_test)
+    clean = selection.reference_losses(model.head_values("train"), model.y, ~model.noisy)
+    return {**{f"test_{k}": v for k, v in test.items()}, **{f"clean_{k}": v for k, v in clean.items()}}
+
+
+def _step_metrics(model, T: int, refs: dict, f, att, ft, att_t) -> dict[str, np.ndarray]:
+    """Every CURVE_COLUMNS metric of every run at one logged step, as arrays (B,)."""
+    tr = _metrics(f, model.y, model.noisy)
+    te = _metrics(ft, model.y_test.expand_as(ft), None)
+    test_sel = selection.selection(att_t, T)
+    clean_sel = selection.selection(att, T, ~model.noisy)
+    noisy_sel = selection.selection(att, T, model.noisy)
+    out = {
+        "train_loss": tr["loss"], "test_loss": te["loss"], "train_acc": tr["acc"], "test_acc": te["acc"],
+        "train_acc_clean": tr["acc_clean"], "train_acc_noisy": tr["acc_noisy"],
+        "test_sel_relevant": test_sel["sel_relevant"], "test_att_relevant": test_sel["att_relevant"],
+        "test_loss_normalised": selection.normalised_loss(te["loss"], refs["test_loss_selected"], refs["test_loss_uniform"]),
+        "train_clean_sel_relevant": clean_sel["sel_relevant"], "train_clean_att_relevant": clean_sel["att_relevant"],
+        "train_clean_loss_normalised": selection.normalised_loss(
+            tr["loss_clean"], refs["clean_loss_selected"], refs["clean_loss_uniform"]
+        ),
+    }  # fmt: skip
+    out.update({f"train_noisy_sel_{kind}": noisy_sel[f"sel_{kind}"] for kind in selection.KINDS})
     return out
 
 
@@ -159,28 +195,18 @@ def train_batch(
             log.warning("ignoring checkpoint %s: it belongs to other runs or code", checkpoint)
     last_report = time.perf_counter()
     noisy = model.noisy
+    T = specs[0].T
+    refs = _references(model, T)
     for k in range(start, steps + 1):
         if k in wanted:
             # The step returns the training outputs before its update: at a logged step they
             # are the ones to record, so the training set goes through the model once.
-            ft = model.outputs_test()
+            ft, att_t = model.outputs_test(attention=True)
             f, att = model.outputs_train() if k == steps else model.step()
-            tr = _metrics(f, model.y, noisy)
-            te = _metrics(ft, model.y_test.expand_as(ft), None)
+            values = _step_metrics(model, T, refs, f, att, ft, att_t)
             for b, sched in enumerate(schedules):
                 if k in sched:
-                    curves.append(
-                        (
-                            b,
-                            k,
-                            tr["loss"][b],
-                            te["loss"][b],
-                            tr["acc"][b],
-                            te["acc"][b],
-                            tr["acc_clean"][b],
-                            tr["acc_noisy"][b],
-                        )
-                    )
+                    curves.append((b, k, *(float(values[name][b]) for name in METRIC_NAMES)))
             if attention_runs:
                 fitted = (model.y * f > 0)[attention_runs].cpu().numpy()
                 attention.append((k, att[attention_runs].double().cpu().numpy(), fitted))
@@ -199,13 +225,14 @@ def train_batch(
             last_report = now
             log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, elapsed + now - t0)
     wall = elapsed + time.perf_counter() - t0
-    frames = _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version)
+    frames = _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device, code_version)
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     return frames
 
 
-CURVE_COLUMNS = ["b", "step", "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"]
+METRIC_NAMES = [name for name, _ in schema.METRICS + schema.SELECTION]  # per run and logged step
+CURVE_COLUMNS = ["b", "step", *METRIC_NAMES]
 
 
 def save_checkpoint(path, identity: list[str], model_state: dict, curves: list, attention: list, step: int,
@@ -264,7 +291,7 @@ def load_frames(folder: Path) -> tuple[pd.DataFrame, ...]:
 FRAME_NAMES = ("runs", "curves", "attention")
 
 
-def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_version):
+def _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device, code_version):
     cdf = pd.DataFrame(curves, columns=CURVE_COLUMNS)
     ids = [s.run_id for s in specs]
     cdf.insert(0, "run_id", [ids[b] for b in cdf.pop("b")])
@@ -285,9 +312,11 @@ def _frames(specs, curves, attention, attention_runs, noisy, wall, device, code_
             device=str(device),
             code_version=code_version,
         )
-        for k in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy"):
+        for k in METRIC_NAMES:
             row[k] = float(m[k]) if finite else float("nan")
-        row["regime"] = None  # thresholds of the config: set when runs are gathered
+        for k in ("loss_selected", "loss_uniform", "acc_uniform"):
+            row[f"test_{k}"] = float(refs[f"test_{k}"][b])
+        row["regime"] = row["head_acc_regime"] = None  # thresholds of the config: set when runs are gathered
         for name in MILESTONES:  # likewise (benign.milestones.annotate)
             row[f"{name}_step"], row[f"{name}_censored"] = float("nan"), None
         if not finite:

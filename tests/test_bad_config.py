@@ -165,9 +165,19 @@ BAD = [
     ),
     ("log-every-zero", "synthetic: {encoder: {log_every: 0}}", ["synthetic.encoder.log_every", "= 0:", "must be >= 1"]),
     (
-        "test-threshold-above-one",
-        "synthetic: {regime: {test_threshold: 1.5}}",
-        ["synthetic.regime.test_threshold", "1.5", "must be <= 1"],
+        "head-acc-threshold-above-one",
+        "synthetic: {regime: {head_acc_threshold: 1.5}}",
+        ["synthetic.regime.head_acc_threshold", "1.5", "must be <= 1"],
+    ),
+    (
+        "loss-threshold-one",
+        "synthetic: {regime: {loss_threshold: 1}}",
+        ["synthetic.regime.loss_threshold", "= 1:", "must be < 1"],
+    ),
+    (
+        "regime-old-key",
+        "synthetic: {regime: {test_threshold: 0.9}}",
+        ["synthetic.regime.test_threshold", "unknown key"],
     ),
     (
         "boundary-constant-negative",
@@ -223,7 +233,22 @@ BAD = [
     (
         "boundary-fits-past-the-horizon",
         "synthetic: {boundary_fits: {horizons: [100, 5000]}}",
-        ["synthetic.boundary_fits.horizons", "[100, 5000]", "past the 150 steps"],
+        ["synthetic.boundary_fits.horizons", "5000", "past every fitted sweep's steps", "atlas 150"],
+    ),
+    (
+        "refine-a-sweep-not-fitted",
+        "synthetic: {boundary_fits: {refine: {sweep: delay_scan}}}",
+        ["synthetic.boundary_fits.refine.sweep", "'delay_scan'", "not one of the fitted sweeps"],
+    ),
+    (
+        "refine-past-its-sweep",
+        "synthetic: {boundary_fits: {refine: {horizon: 500}}}",
+        ["synthetic.boundary_fits.refine.horizon", "= 500", "past the 150 steps of sweep 'atlas'"],
+    ),
+    (
+        "resolution-not-above-one",
+        "synthetic: {boundary_fits: {resolution: 1}}",
+        ["synthetic.boundary_fits.resolution", "= 1:", "must be > 1"],
     ),
     # real data (the smoke config: mnist and rotten, 80 training rows each, pretrain_size 40, n in [8, 16])
     (

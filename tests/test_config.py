@@ -53,3 +53,49 @@ def test_smoke_config_replaces_every_default_sweep(cfg, root):
     assert max(r["steps"] for r in runs) <= 300 and max(r["d"] for r in runs) <= 200, (
         "a full-size run in the smoke config"
     )
+
+
+def _atlas_cfg(cfg, sweeps: dict) -> dict:
+    out = copy.deepcopy(cfg)
+    out["synthetic"]["token"]["sweeps"] = sweeps
+    out["synthetic"]["boundary_fits"] = {"model": "token", "sweeps": ["line_d", "line_n"], "horizons": [10, 40]}
+    for name in [m for m in out["synthetic"] if m in ("encoder", "token_p_w0", "token_p_identity")]:
+        del out["synthetic"][name]
+    return out
+
+
+def test_a_run_shared_by_two_sweeps_is_planned_once():
+    """A line along d and a line along n meet at one (d, n): its runs are trained once, in one job,
+    with a setting naming both sweeps; a shorter run that a longer one contains is not trained."""
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    sweeps = {
+        "line_d": {"axes": {"d": [40, 80], "signal_norm": [2, 4]}, "fixed": {"n": 10}, "seeds": [1, 2], "steps": 20,
+                   "log_points": 5},
+        "line_n": {"axes": {"n": [6, 10], "signal_norm": [2, 4]}, "fixed": {"d": 80}, "seeds": [1, 2], "steps": 40,
+                   "log_points": 5},
+    }  # fmt: skip
+    runs = [r for job in plan.synthetic_jobs(_atlas_cfg(base, sweeps)).values() for r in job if "line" in r["setting"]]
+    keys = [(r["d"], r["n"], r["signal_norm"], r["seed"]) for r in runs]
+    assert len(keys) == len(set(keys)) == 2 * 2 * 2 + 2 * 2 * 2 - 2 * 2  # (d 80, n 10) is in both lines
+    shared = [r for r in runs if (r["d"], r["n"]) == (80, 10)]
+    assert {r["setting"] for r in shared} == {"line_n+line_d"} and {r["steps"] for r in shared} == {40}
+
+
+def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
+    from benign.theory import atlas_labels
+    from benign.trainer import RunSpec, train_runs
+
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    base["synthetic"]["defaults"].update(T=4, n_test=20)
+    sweeps = {
+        "line_d": {"axes": {"d": [40, 80], "signal_norm": [2, 8]}, "fixed": {"n": 10}, "seeds": [1], "steps": 20,
+                   "log_points": 5},
+        "line_n": {"axes": {"n": [6, 10], "signal_norm": [2, 8]}, "fixed": {"d": 80}, "seeds": [1], "steps": 40,
+                   "log_points": 5},
+    }  # fmt: skip
+    jobs = plan.synthetic_jobs(_atlas_cfg(base, sweeps))
+    specs = [RunSpec(**r) for job, rs in jobs.items() if job.startswith("token_line") for r in rs]
+    runs, curves, _ = train_runs(specs, device="cpu")
+    assert runs["run_id"].is_unique and len(runs) == 6
+    atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10])
+    assert len(atlas) == 6 and labels["run_id"].is_unique and len(labels) == 6

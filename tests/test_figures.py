@@ -141,7 +141,16 @@ def boundary_fits_table(horizon=1000):
     return pd.DataFrame(
         [
             dict(base, boundary="not overfitting", c=0.5, a=0.8, b=-0.4, c_theory=9.0, theory_a=0.5, theory_b=-0.5),
-            dict(base, boundary="harmful", c=2.0, a=np.nan, b=np.nan, c_theory=np.nan, theory_a=0.25, theory_b=0.0),
+            dict(
+                base,
+                boundary="selection (harmful below)",
+                c=2.0,
+                a=np.nan,
+                b=np.nan,
+                c_theory=np.nan,
+                theory_a=0.25,
+                theory_b=0.0,
+            ),  # fmt: skip
         ]
     )
 
@@ -172,6 +181,9 @@ def test_loss_heatmap_needs_runs(tmp_path):
         synthetic_figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
 
 
+NO_SELECTION = {name: np.nan for name, _ in schema.SELECTION}
+
+
 def delayed_tables(nan_in_ok_run=False):
     steps = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
     run_rows, curve_rows = [], []
@@ -189,6 +201,11 @@ def delayed_tables(nan_in_ok_run=False):
                     test_acc=min(1.0, 0.5 + k / 400 + seed / 100),
                     train_acc_clean=1.0,
                     train_acc_noisy=fit,
+                    **{
+                        **NO_SELECTION,
+                        "test_sel_relevant": min(1.0, k / 100),
+                        "test_loss_normalised": max(0.1, 1 - k / 200),
+                    },
                 )
             )
     run_rows.append(dict(run_id="bad", setting="delayed", seed=4, status="diverged", regime=None))
@@ -202,6 +219,7 @@ def delayed_tables(nan_in_ok_run=False):
             test_acc=np.nan,
             train_acc_clean=np.nan,
             train_acc_noisy=np.nan,
+            **NO_SELECTION,
         )
         for k in steps
     ]
@@ -316,40 +334,37 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
     plt.close(fig)
 
 
-def test_regime_map_and_boundaries_table_from_trained_sweeps(tmp_path):
+def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     import pandas as pd
 
-    from benign.config.plan import sweep_jobs
+    from benign.config.plan import sweeps_jobs
+    from benign.figures import atlas as atlas_figures
+    from benign.milestones import annotate
     from benign.tables import boundaries as boundary_tables
+    from benign.tables.generalization_times import generalization_times
+    from benign.theory import Criteria, atlas_labels
     from benign.trainer import RunSpec, train_runs
 
-    base = dict(RunSpec(d=20, n=10, n_test=20, steps=200).__dict__, model="token")
-    specs = []
-    for name, axes, fixed in (("atlas_d", {"d": [20, 40]}, {}), ("atlas_n", {"n": [6, 10]}, {"d": 30})):
-        sweep = {
-            "axes": {**axes, "signal_norm": [1, 2, 4, 8, 16]},
-            "fixed": fixed,
-            "seeds": [1, 2, 3],
-            "log_points": 10,
-        }
-        for runs in sweep_jobs(
-            "token", name, sweep, {k: v for k, v in base.items() if k not in ("seed", "setting")}
-        ).values():
-            specs += [RunSpec(**run) for run in runs]
+    base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
+            if k not in ("seed", "setting")}  # fmt: skip
+    sweeps = {"atlas": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 2, 4, 8, 16]}, "seeds": [1, 2],
+                        "steps": 200, "log_points": 10}}  # fmt: skip
+    specs = [RunSpec(**run) for runs in sweeps_jobs("token", sweeps, base, ["atlas"]).values() for run in runs]
     runs, curves, _ = train_runs(specs, device="cpu")
-    from benign.theory import atlas_labels
-
-    atlas, labels = atlas_labels(runs, curves, ["atlas_d", "atlas_n"], [50, 200])
-    fits = boundary_tables.regime_boundaries(
-        atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(1.0, 0.9), draws=10
-    )
-    assert set(fits["boundary"]) == {"not overfitting", "harmful"} and set(fits["horizon"]) == {50, 200}
+    atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200])
+    fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(Criteria()),
+                                             2 ** (1 / 8))  # fmt: skip
+    assert set(fits["boundary"]) == {"not overfitting", "selection (harmful below)"} and set(fits["horizon"]) == {
+        50,
+        200,
+    }
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
-    synthetic_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
+    atlas_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
-    synthetic_figures.boundary_scaling(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "scaling")
+    atlas_figures.boundary_scaling(pd.read_csv(tmp_path / "rb.csv"), tmp_path / "scaling")
     assert_rendered(tmp_path / "scaling")
-    from benign.milestones import annotate
-
-    synthetic_figures.generalization_delay(annotate(runs, curves), tmp_path / "delay", ["atlas_d", "atlas_n"])
+    annotated = annotate(atlas, curves)
+    atlas_figures.generalization_delay(annotated, curves, tmp_path / "delay", bands=2)
     assert_rendered(tmp_path / "delay")
+    table = generalization_times(annotated, curves, tmp_path / "times", bands=2)
+    assert set(table["time"]) <= {"fit_noisy", "generalized"} and (tmp_path / "times.md").exists()

@@ -29,6 +29,11 @@ TRAINING = {"train_synthetic", "train_real", "features_real", "fetch_dataset", "
 def done(tmp_path_factory):
     """A copy of the repository whose default DAG is marked complete (no job has run)."""
     repo = copy_repo(tmp_path_factory.mktemp("touched") / "repo")
+    # The refinement's plan is a checkpoint whose content the DAG reads: an empty plan (no
+    # refinement job), so that touching it leaves a plan to read.
+    plan = repo / "results/synthetic/refine/plan.json"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("{}\n")
     # Touching jobs records their params (the outputs do not exist yet, so every job counts);
     # then the outputs are made, empty, and touched in the DAG's order.
     assert snakemake(repo, "--touch", "--cores", "1").returncode == 0

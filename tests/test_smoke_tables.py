@@ -16,6 +16,9 @@ from benign.schema import MEASURED
 
 STORED = Path(__file__).parent / "fixtures" / "smoke_tables"
 VOLATILE = [*MEASURED, "device", "code_version"]
+# The regime label now reads what attention selects (docs/regimes.md#labels); the stored copy's
+# label came from test accuracy. The numbers it was read from are compared.
+RELABELLED = ["regime"]
 
 
 @pytest.mark.slow
@@ -31,18 +34,25 @@ def test_smoke_tables_equal_the_stored_copy(tmp_path_factory, stored):
         new = new[new["run_id"].isin(old["run_id"])]
         key = ["run_id", *(c for c in ("step", "epoch", "sample", "token") if c in old)]
         new, old = (df.sort_values(key, kind="stable").reset_index(drop=True) for df in (new, old))
-    new, old = (df.drop(columns=[c for c in VOLATILE if c in df]) for df in (new, old))
+    new, old = (df.drop(columns=[c for c in VOLATILE + RELABELLED if c in df]) for df in (new, old))
     assert len(new) == len(old)
     pd.testing.assert_frame_equal(new, old, check_exact=False, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.slow
-def test_fitted_boundary_agrees_with_the_cells(tmp_path_factory):
-    """The regime-boundaries table of a generated run: at every horizon, at least 90% of the
-    atlas cells above the fitted not-overfitting boundary have most seeds not overfitting."""
+def test_the_atlas_tables_of_a_generated_run(tmp_path_factory):
+    """The regime-boundaries table of a generated run: one row per boundary and horizon, every
+    run of the atlas and its refinement counted once; the regime model answers inside its range."""
+    from benign.predictor import predict
+
     repo, _ = local_smoke_run(tmp_path_factory)
     fits = pd.read_csv(repo / "results" / "tables" / "regime_boundaries.csv")
-    rows = fits[(fits["boundary"] == "not overfitting") & (fits["cells_on_side"] > 0)]
-    assert len(rows) >= 2, "the smoke atlas fits the not-overfitting boundary at two horizons"
-    for _, row in rows.iterrows():
-        assert row["agreement"] >= 0.9, f"horizon {row['horizon']}: {row['agreement']:.0%} of {row['cells_on_side']}"
+    runs = pd.read_parquet(repo / "results" / "synthetic" / "token" / "runs.parquet")
+    atlas = runs[runs["setting"].str.contains("atlas")]
+    assert atlas["run_id"].is_unique and (atlas["setting"] == "atlas_refine").any()
+    assert set(fits["horizon"]) == {50, 150, 300} and len(fits) == 6
+    at_150 = fits[fits["horizon"] == 150]
+    assert set(at_150["runs"]) == {int((atlas["steps"] >= 150).sum())}  # the refinement's runs included
+    model = pd.read_csv(repo / "results" / "tables" / "regime_model.csv")
+    out = predict(model, d=30, n=8, signal_norm=5.0, steps=150)
+    assert sum(p for p, _, _ in out["regimes"].values()) == pytest.approx(1.0)

@@ -42,11 +42,49 @@ def test_the_recorded_alignment_equals_the_explicit_computation(name):
         assert row["direction_norm"] == pytest.approx(np.linalg.norm(direction), rel=1e-9)
         ratio = margins_from_scores(scores, a).min() / np.linalg.norm(direction) * np.linalg.norm(p_mm)
         assert row["margin_ratio"] == pytest.approx(ratio, rel=1e-8)
+        # the baselines: the relevant tokens' mean key, and the SVM direction of the step-1 selection
+        relevant = keys.reshape(N, T, D)[:, 0].mean(0)
+        assert row["cosine_relevant"] == pytest.approx(
+            direction @ relevant / np.linalg.norm(direction) / np.linalg.norm(relevant), rel=1e-8
+        )
+        early = model_at_step_1(name, b)
+        early_mm = svm_direction(early[1].reshape(N, T, D), selection((early[1] @ early[0]).reshape(N, T)))
+        assert row["cosine_early"] == pytest.approx(
+            direction @ early_mm / np.linalg.norm(direction) / np.linalg.norm(early_mm), rel=1e-7
+        )
+        assert -1 <= row["cosine_random"] <= 1
+        # local optimality: the selected token's head score above every support token's
+        y = model.y[b].numpy()
+        gamma = y[:, None] * (X @ model_nu(model, b)).reshape(N, T)
+        margins = keys.reshape(N, T, D) @ p_mm
+        support = [[t for t in range(T) if t != a[i] and margins[i, a[i]] - margins[i, t] < 1 + 1e-6] for i in range(N)]
+        share = np.mean([all(gamma[i, a[i]] > gamma[i, t] for t in support[i]) for i in range(N)])
+        assert row["locally_optimal"] == pytest.approx(share)
         noisy = model.noisy[b].numpy()
         assert row["clean_signal"] == pytest.approx(np.mean(a[~noisy] == 0))
         assert row["noisy_opposite"] == pytest.approx(np.mean(a[noisy] == 2))
         assert row["noisy_noise"] == pytest.approx(np.mean(a[noisy] > 2))
     assert (last["cosine"] > 0.5).all()  # trained towards the SVM direction, not orthogonal to it
+
+
+def model_at_step_1(name: str, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """(direction, keys) of run b after one step, materialised."""
+    model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=2, seed=3, signal_norms=[3.0, 8.0],
+                         rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[0.05, 0.05])  # fmt: skip
+    model.step()
+    W, p = (t.numpy() for t in model.parameters(b))
+    X = model.E.clone()
+    X[:, :2] += model.Mc[b]
+    X = X.numpy()
+    return (W @ p, X) if name == "token" else (p, X @ W)
+
+
+def model_nu(model, b: int) -> np.ndarray:
+    """The fixed head nu = (e_1 - e_2) / (sqrt 2 ||mu||) of run b."""
+    nu = np.zeros(D)
+    norm = float(model.Mc[b].abs().max())  # the relevant token's coefficient is ||mu||
+    nu[0], nu[1] = 1 / (np.sqrt(2) * norm), -1 / (np.sqrt(2) * norm)
+    return nu
 
 
 def test_the_config_block_is_planned_and_checked():

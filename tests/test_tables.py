@@ -11,13 +11,18 @@ from benign.tables import synthetic as synthetic_tables
 
 REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "data" / "reference" / "table6.csv"
 SUMMARY = REFERENCE.with_name("table2_summary.csv")
-SETTINGS = {"harmful": (4500, 5.0, 0.6), "benign": (2000, 20.0, 0.99), "not_overfitting": (1000, 80.0, 1.0)}
+# setting: d, ||mu||, test accuracy, normalised test loss r (harmful: attention stays near uniform)
+SETTINGS = {
+    "harmful": (4500, 5.0, 0.6, 0.9),
+    "benign": (2000, 20.0, 0.99, 0.2),
+    "not_overfitting": (1000, 80.0, 1.0, 0.1),
+}
 
 
 def synthetic_runs():
     rows = []
     for model in ("encoder", "token"):
-        for setting, (d, norm, test_acc) in SETTINGS.items():
+        for setting, (d, norm, test_acc, r) in SETTINGS.items():
             for seed in (1, 2, 3):
                 rows.append(
                     dict(
@@ -29,6 +34,8 @@ def synthetic_runs():
                         train_loss=0.4 + seed / 100,
                         test_acc=test_acc - seed / 1000,
                         train_acc_noisy=0.0 if setting == "not_overfitting" else 1.0,
+                        test_loss_normalised=r if model == "token" else np.nan,
+                        test_sel_relevant=1.0 - r,
                     )
                 )
     rows.append(
@@ -76,6 +83,9 @@ def test_synthetic_regimes(tmp_path):
     assert len(csv) == 6 and "train_acc_noisy_mean" in csv
     md = (tmp_path / "regimes.md").read_text()
     assert "| Benign overfitting |" in md and "3 (1 failed)" in md and "benign ×3" in md
+    harmful = table[(table["model"] == "token") & (table["setting"] == "harmful")].iloc[0]
+    assert harmful["seed_head_acc_regimes"] == "harmful ×3" and harmful["selection_labels_agree"] == "3 of 3"
+    assert "Test r (normalised loss)" in md and "Head-accuracy label per seed" in md
     assert md.count("\n|") == 8  # header, rule, six rows
 
 
@@ -203,7 +213,7 @@ def test_synthetic_regimes_flipped_fit_steps(tmp_path):
     rows = []
     # token benign: the seeds' flipped labels are all fitted from steps 20, 30 and 30
     for seed, first in ((1, 20), (2, 30), (3, 30)):
-        for step, frac in ((0, 0.0), (10, 0.5), (20, 1.0 if first == 20 else 0.75), (30, 1.0), (40, 1.0)):
+        for step, frac in ((0, 0.0), (10, 0.25), (20, 1.0 if first == 20 else 0.25), (30, 1.0), (40, 1.0)):
             rows.append(dict(run_id=ids[("token", "benign", seed)], step=step, train_acc_noisy=frac))
     # token not overfitting: never all fitted
     for seed in (1, 2, 3):
@@ -227,15 +237,16 @@ def test_synthetic_regimes_seed_fractions_per_horizon(tmp_path):
     steps = int(runs["steps"].max())
     rows = []
     # token benign: seed 1 fits its flipped labels by step 20, seeds 2 and 3 by step 30; seed 3's
-    # test accuracy is 0.5 from step 30 on (harmful there)
+    # attention falls back towards uniform from step 30 on (harmful there)
     for seed, first in ((1, 20), (2, 30), (3, 30)):
         for step in (0, 10, 20, 30, steps):
             rows.append(
                 dict(
                     run_id=ids[("token", "benign", seed)],
                     step=step,
-                    train_acc_noisy=1.0 if step >= first else 0.5,
-                    test_acc=0.5 if seed == 3 and step >= 30 else 0.99,
+                    train_acc_noisy=1.0 if step >= first else 0.25,
+                    test_loss_normalised=0.9 if seed == 3 and step >= 30 else 0.2,
+                    test_sel_relevant=0.5,
                 )
             )
     table = synthetic_tables.synthetic_regimes(
@@ -250,27 +261,30 @@ def test_synthetic_regimes_seed_fractions_per_horizon(tmp_path):
     assert "Seeds' regimes at step 25" in md and "benign 1/3, not overfitting 2/3" in md
 
 
-def test_delay_scan_finds_a_rise_after_the_fit(tmp_path):
+def test_delay_scan_says_whether_selection_comes_after_the_fit(tmp_path):
     from benign.tables import delay_scan as delay_tables
 
     runs, rows = [], []
-    # (T, ||mu||): test accuracy per logged step 0, 10, 100, 1000; the training set is fitted at step 10
+    # (T, ||mu||): (fit step, censored), (selection step, censored), r at logged steps 0, 10, 100, 1000
     cells = {
-        (16, 1.0): (0.55, 0.58, 0.8, 0.95),  # low at step 0, rises after the fit: found
-        (16, 3.0): (0.95, 0.97, 0.99, 1.0),  # high from the start
-        (4, 1.0): (0.55, 0.85, 0.9, 0.92),  # rises, but mostly before the fit
+        (16, 10.0): ((10.0, False), (100.0, False), (1.0, 0.8, 0.4, 0.2)),  # selection after the fit
+        (16, 40.0): ((100.0, False), (10.0, False), (1.0, 0.3, 0.1, 0.05)),  # selection before
+        (4, 10.0): ((10.0, False), (1000.0, True), (1.0, 0.9, 0.8, 0.7)),  # never selects: censored
     }
-    for (T, norm), accs in cells.items():
+    for (T, norm), ((fit, fit_c), (gen, gen_c), rs) in cells.items():
         for seed in (1, 2):
             rid = f"r-{T}-{norm}-{seed}"
             runs.append(dict(run_id=rid, T=T, signal_norm=norm, seed=seed, d=2000, steps=1000,
-                             fit_all_step=10.0, fit_all_censored=False))  # fmt: skip
-            rows += [dict(run_id=rid, step=s, test_acc=a) for s, a in zip((0, 10, 100, 1000), accs)]
+                             fit_noisy_step=fit, fit_noisy_censored=fit_c, generalized_step=gen,
+                             generalized_censored=gen_c))  # fmt: skip
+            rows += [dict(run_id=rid, step=s, test_loss_normalised=r, test_sel_relevant=1 - r)
+                     for s, r in zip((0, 10, 100, 1000), rs)]  # fmt: skip
     runs = frames.runs(runs)
     table = delay_tables.delay_scan(runs, pd.DataFrame(rows), tmp_path / "scan").set_index(["T", "signal_norm"])
-    assert table.loc[(16, 1.0), "rises_after_fit"] == 2
-    assert table.loc[(16, 3.0), "rises_after_fit"] == 0 and table.loc[(4, 1.0), "rises_after_fit"] == 0
-    assert table.loc[(16, 1.0), "uniform_snr"] == pytest.approx(1 / np.sqrt(32))
-    assert table.loc[(16, 1.0), "test_acc_at_fit"] == pytest.approx(0.58)
+    assert table.loc[(16, 10.0), "selection_after_fit"] == 2
+    assert table.loc[(16, 40.0), "selection_before_fit"] == 2 and table.loc[(16, 40.0), "selection_after_fit"] == 0
+    assert table.loc[(4, 10.0), "fit_only"] == 2 and table.loc[(4, 10.0), "selected"] == 0
+    assert table.loc[(16, 10.0), "r_at_fit"] == pytest.approx(0.8)  # r at the fit step
+    assert table.loc[(4, 10.0), "r_end"] == pytest.approx(0.7)
     md = (tmp_path / "scan.md").read_text()
-    assert "1 of 3 cells have such a seed" in md and "| 16 | 1 |" in md and "10 (2 of 2 seeds)" in md
+    assert "In 2 of 6 runs selection arrives after" in md and "not by the horizon (0 of 2)" in md

@@ -34,46 +34,63 @@ def test_g_is_integral_of_inverse_softmax_variance():
 
 
 @pytest.mark.parametrize(
-    "fit, test, expected",
+    "fit, r, rate, expected",
     [
-        (0.5, 0.99, "not_overfitting"),
-        (0.75, 0.2, "not_overfitting"),
-        (1.0, 0.9, "benign"),
-        (1.0, 0.996, "benign"),
-        (1.0 - 1e-12, 0.95, "benign"),  # rounding of 1.0 is still "all fitted"
-        (1.0, 0.899, "harmful"),
-        (1.0, 0.62, "harmful"),
-        (float("nan"), 0.9, None),
-        (1.0, float("nan"), None),
+        (0.25, 0.1, 1.0, "not_overfitting"),  # under half the flipped labels fitted
+        (0.5, 0.9, 0.0, "harmful"),  # half fitted is overfitting; r near 1: attention stays uniform
+        (1.0, 0.5, 0.0, "benign"),  # r at the threshold selects
+        (1.0, 0.5 + 1e-12, 0.0, "benign"),  # rounding of the threshold still selects
+        (1.0, 0.51, 1.0, "harmful"),  # r decides where it is defined, whatever the argmax says
+        (1.0, float("nan"), 0.6, "benign"),  # no fixed head (encoder): the selection rate decides
+        (1.0, float("nan"), 0.4, "harmful"),
+        (float("nan"), 0.1, 1.0, None),  # no flipped label to fit
+        (1.0, float("nan"), float("nan"), None),  # no selection measured
     ],
 )
-def test_classify_regime(fit, test, expected):
-    assert theory.classify_regime(fit, test) == expected
+def test_classify_regimes_from_selection(fit, r, rate, expected):
+    assert theory.classify_regimes(fit, r, rate).item() == expected
 
 
-def test_classify_regime_thresholds():
-    assert theory.classify_regime(0.9, 0.8, fit_threshold=0.9, test_threshold=0.8) == "benign"
-    assert theory.classify_regime(0.9, 0.7, fit_threshold=0.9, test_threshold=0.8) == "harmful"
-    assert theory.classify_regime(0.85, 0.99, fit_threshold=0.9) == "not_overfitting"
+def test_thresholds_move_the_labels():
+    strict = theory.Criteria(fit_threshold=1.0, loss_threshold=0.2)
+    assert theory.classify_regimes(0.75, 0.1, 1.0, strict).item() == "not_overfitting"
+    assert theory.classify_regimes(1.0, 0.3, 1.0, strict).item() == "harmful"
+    assert theory.classify_regimes(1.0, 0.1, 0.0, strict).item() == "benign"
 
 
-def test_classify_regimes_matches_scalar():
-    fit = [0.5, 1.0, 1.0, 1.0 - 1e-12, np.nan, 1.0]
-    test = [0.99, 0.9, 0.6, 0.95, 0.9, np.nan]
-    out = theory.classify_regimes(fit, test)
-    assert list(out) == [theory.classify_regime(f, t) for f, t in zip(fit, test)]
-    series = theory.classify_regimes(pd.Series(fit, index=list("abcdef")), pd.Series(test, index=list("abcdef")))
-    assert list(series.index) == list("abcdef")
-    assert series["c"] == "harmful" and series.isna()["e"]
+def test_head_accuracy_label_is_the_old_accuracy_rule():
+    assert list(theory.head_acc_regimes([1.0, 1.0, 0.25], [0.95, 0.6, 0.99])) == [
+        "benign",
+        "harmful",
+        "not_overfitting",
+    ]
+
+
+def test_series_in_series_out():
+    idx = list("abc")
+    out = theory.classify_regimes(pd.Series([1.0, 1.0, np.nan], idx), pd.Series([0.1, 0.9, 0.1], idx), np.nan)
+    assert list(out.index) == idx and out["a"] == "benign" and out["b"] == "harmful" and out.isna()["c"]
+
+
+def test_uniform_attention_accuracy_cannot_see_d():
+    """The fixed head under uniform attention (step 0) classifies the mean token: its accuracy is
+    Phi(||mu|| / (sigma sqrt(2T))) whatever d (docs/regimes.md#why-accuracy-cannot-see-d)."""
+    from scipy.stats import norm
+
+    from benign.trainer import RunSpec, train_runs
+
+    for d in (200, 3200):
+        runs, _, _ = train_runs([RunSpec(d=d, n=10, T=8, signal_norm=4.0, n_test=4000, steps=1)], device="cpu")
+        assert runs["test_acc_uniform"].iloc[0] == pytest.approx(norm.cdf(4.0 / np.sqrt(16)), abs=0.02)
 
 
 def test_regimes_at_each_horizon_use_the_last_logged_step_before_it():
-    import pandas as pd
-
     from benign.theory import regimes_at
 
     curves = pd.DataFrame({"run_id": "r", "step": [0, 10, 100, 1000],
-                           "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_acc": [1.0, 1.0, 0.95, 0.8]})  # fmt: skip
+                           "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_loss_normalised": [1.0, 0.9, 0.4, 0.6],
+                           "test_sel_relevant": [0.0, 0.2, 1.0, 1.0]})  # fmt: skip
     got = regimes_at(curves, [5, 10, 999, 1000, 5000]).set_index("horizon")
-    assert list(got["step"]) == [0, 10, 100, 1000, 1000]
-    assert list(got["regime"]) == ["not_overfitting", "not_overfitting", "benign", "harmful", "harmful"]
+    assert list(got["step"]) == [0, 10, 100, 1000]  # 5000: past the run's last logged step, left out
+    assert list(got["regime"]) == ["not_overfitting", "harmful", "benign", "harmful"]
+    assert list(got["overfits"]) == [False, True, True, True] and list(got["selects"]) == [False, False, True, False]

@@ -10,7 +10,7 @@ import math
 from itertools import product
 
 from benign import registry
-from benign.config import ConfigError, resources
+from benign.config import SWEEP_SEP, ConfigError, resources
 from benign.config.validate import (
     NAMED_SETTINGS,
     RUN_KEYS,
@@ -44,7 +44,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     Every registered model with a block ``synthetic.<model>`` in the config gets jobs. Job ids:
     ``{model}_settings`` (the three named settings x seeds, attention recorded),
     ``{model}_delayed`` (long benign runs, log-spaced curves) and ``{model}_{sweep}_{k}`` (the
-    named sweeps of ``synthetic.<model>.sweeps``, see :func:`sweep_jobs`).
+    named sweeps of ``synthetic.<model>.sweeps``, see :func:`sweeps_jobs`).
     """
     syn = cfg["synthetic"]
     jobs: dict[str, list[dict]] = {}
@@ -66,8 +66,9 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 {**base, **extra, "seed": seed, "setting": "delayed", "log_points": delayed["log_points"]}
                 for seed in delayed["seeds"]
             ]
-        for name, sweep in mcfg.get("sweeps", {}).items():
-            jobs.update(sweep_jobs(model, name, sweep, base))
+        fits = syn.get("boundary_fits") or {}
+        fitted = fits.get("sweeps", ()) if fits.get("model") == model else ()
+        jobs.update(sweeps_jobs(model, mcfg.get("sweeps", {}), base, fitted))
     for job, runs in jobs.items():
         for run in runs:
             check_run(
@@ -77,28 +78,76 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     return resources.split_to_fit(jobs, resources.cluster_settings(cfg))
 
 
-def sweep_jobs(model: str, name: str, sweep: dict, base: dict) -> dict[str, list[dict]]:
-    """The jobs ``{model}_{name}_{k}`` of a named sweep: every combination of its axes' values
-    (docs/regimes.md#sweeps), for every seed, on the sweep's fixed values, horizon and logging.
-    Runs that share a data draw (one n, T, d and seed: a batch) train as one program, and a job
-    trains ``batches_per_job`` batches."""
+def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
+    """The runs of a named sweep: every combination of its axes' values (docs/regimes.md#sweeps),
+    for every seed, on the sweep's fixed values, horizon and logging."""
     where = f"config key synthetic.{model}.sweeps.{name}"
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     steps = sweep.get("steps", base["steps"])
     check_sweep(where, name, sweep, steps)
     fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name,
              "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
-    batches: dict[tuple, list[dict]] = {}
-    for values in product(*axes.values()):
-        for seed in sweep["seeds"]:
-            run = {**fixed, **dict(zip(axes, values)), "seed": seed}
-            batches.setdefault(tuple(run[k] for k in BATCH_KEYS), []).append(run)
-    keys = sorted(batches)
-    per_job = sweep.get("batches_per_job", 1)
-    return {
-        f"{model}_{name}_{k // per_job:02d}": [run for key in keys[k : k + per_job] for run in batches[key]]
-        for k in range(0, len(keys), per_job)
-    }
+    return [
+        {**fixed, **dict(zip(axes, values)), "seed": seed}
+        for values in product(*axes.values())
+        for seed in sweep["seeds"]
+    ]
+
+
+LENGTH = ("steps", "log_every", "log_points")  # how long a run trains and what it logs: not what it is
+
+
+def _identity(run: dict, by_prefix: bool) -> tuple:
+    """What makes two planned runs the same run: every field but the sweep that asked for it;
+    ``by_prefix``: nor its length (gradient descent is deterministic, so a shorter run is a
+    prefix of a longer one: the same run for a reader of its curve at horizons)."""
+    skip = ("setting", *LENGTH) if by_prefix else ("setting",)
+    return tuple(sorted((k, v) for k, v in run.items() if k not in skip))
+
+
+def sweeps_jobs(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> dict[str, list[dict]]:
+    """The jobs ``{model}_{name}_{k}`` of a model's named sweeps. A run that several sweeps ask
+    for is trained once, in the jobs of one of them; its setting names every sweep that shares
+    it, that one first (``atlas_long+atlas``). Runs are the same when every parameter, length
+    and logging agree; among the sweeps ``read_at_horizons`` (read only through their curves, at
+    horizons: the boundary fits') also when only their lengths differ, and the longest is trained.
+    Runs that share a data draw (one n, T, d and seed: a batch) train as one program, and a job
+    of a sweep trains its ``batches_per_job`` batches."""
+    runs: list[dict] = []
+    exact: dict[tuple, dict] = {}  # identity with length -> kept run
+    prefix: dict[tuple, dict] = {}  # identity without length -> kept run of a sweep read at horizons
+    for name, sweep in sweeps.items():
+        fitted = name in read_at_horizons
+        for run in sweep_runs(model, name, sweep, base):
+            kept = exact.get(_identity(run, False))
+            if kept is None and fitted:
+                kept = prefix.get(_identity(run, True))
+            if kept is None:
+                runs.append(run)
+                exact[_identity(run, False)] = run
+                if fitted:
+                    prefix[_identity(run, True)] = run
+                continue
+            settings = [s for s in kept["setting"].split(SWEEP_SEP) if s != name]
+            if run["steps"] > kept["steps"]:  # the longer length is trained, in this sweep's jobs
+                del exact[_identity(kept, False)]
+                kept.update({k: run[k] for k in LENGTH})
+                exact[_identity(kept, False)] = kept
+                settings.insert(0, name)
+            else:
+                settings.append(name)
+            kept["setting"] = SWEEP_SEP.join(dict.fromkeys(settings))
+    jobs = {}
+    for name, sweep in sweeps.items():
+        batches: dict[tuple, list[dict]] = {}
+        for run in runs:
+            if run["setting"].split(SWEEP_SEP)[0] == name:
+                batches.setdefault(tuple(run[k] for k in BATCH_KEYS), []).append(run)
+        keys = sorted(batches)
+        per_job = sweep.get("batches_per_job", 1)
+        for k in range(0, len(keys), per_job):
+            jobs[f"{model}_{name}_{k // per_job:02d}"] = [run for key in keys[k : k + per_job] for run in batches[key]]
+    return jobs
 
 
 def real_cells(cfg: dict) -> dict[str, dict]:

@@ -245,8 +245,8 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
 
 
 def check_boundary_fits(cfg: dict) -> None:
-    """Refuse boundary fits over a model or sweeps the config does not train, or at a horizon
-    past a sweep's."""
+    """Refuse boundary fits over a model or sweeps the config does not train, at a horizon no
+    fitted sweep reaches, or a refinement of a sweep that is not fitted or past its length."""
     fits = cfg["synthetic"].get("boundary_fits")
     if not fits:
         return
@@ -255,14 +255,30 @@ def check_boundary_fits(cfg: dict) -> None:
     if block is None:
         raise ConfigError(f"{where}.model = {fits['model']!r}: no block synthetic.{fits['model']} in the config")
     sweeps = block.get("sweeps", {})
+    lengths = {}
     for name in fits["sweeps"]:
         if name not in sweeps:
             raise ConfigError(
                 f"{where}.sweeps: {name!r} is not a sweep of synthetic.{fits['model']} ({', '.join(sweeps) or 'none'})"
             )
-        steps = sweeps[name].get("steps", cfg["synthetic"]["defaults"]["steps"])
-        if max(fits["horizons"]) > steps:
-            raise ConfigError(f"{where}.horizons = {fits['horizons']!r}: past the {steps} steps of sweep {name!r}")
+        lengths[name] = sweeps[name].get("steps", cfg["synthetic"]["defaults"]["steps"])
+    for horizon in fits["horizons"]:
+        if horizon > max(lengths.values()):
+            raise ConfigError(
+                f"{where}.horizons: {horizon} is past every fitted sweep's steps "
+                f"({', '.join(f'{k} {v}' for k, v in lengths.items())})"
+            )
+    refine = fits.get("refine")
+    if refine:
+        if refine["sweep"] not in lengths:
+            raise ConfigError(
+                f"{where}.refine.sweep = {refine['sweep']!r}: not one of the fitted sweeps {fits['sweeps']!r}"
+            )
+        if refine["horizon"] > lengths[refine["sweep"]]:
+            raise ConfigError(
+                f"{where}.refine.horizon = {refine['horizon']}: past the {lengths[refine['sweep']]} steps of sweep "
+                f"{refine['sweep']!r}"
+            )
 
 
 def check_projection(cfg: dict) -> None:

@@ -9,10 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from matplotlib.patheffects import withStroke
 
-from benign import boundaries, metrics, registry
+from benign import metrics, registry
 from benign.figures.style import (
     IRRELEVANT_STYLE,
     NORM,
@@ -269,14 +268,14 @@ def _heatmap_curves(fits: pd.DataFrame | None, horizon: int, c1: float | None, c
     the theory's exponents with the fitted (or pinned) constant, as {c, a, b, colour, ls, label}."""
     rows = fits[fits["horizon"] == horizon] if fits is not None else None
     out = []
-    pins = {"not_overfitting": (c1, "c_1", "above: not overfitting"), "harmful": (c2, "c_2", "below: harmful")}
-    for boundary, regime, a, b in BOUNDARIES:
-        pinned, const, side = pins[regime]
+    pins = {"not overfitting": (c1, "c_1", "above: not overfitting", "not_overfitting", r"$c_1\sqrt{d/n}$"),
+            "selection (harmful below)": (c2, "c_2", "below: harmful", "harmful", r"$c_2 d^{1/4}$")}  # fmt: skip
+    for boundary, _, _, a, b in BOUNDARIES:
+        pinned, const, side, regime, theory = pins[boundary]
         colour = REGIME_COLOURS[regime]
-        theory = r"$c_1\sqrt{d/n}$" if regime == "not_overfitting" else r"$c_2 d^{1/4}$"
         row = rows[rows["boundary"] == boundary] if rows is not None else ()
         row = row.iloc[0] if len(row) else None
-        if row is not None and np.isfinite(row["a"]):
+        if row is not None and np.isfinite(row["a"]):  # a boundary fitted along d (else its d-dependence is unknown)
             fb = row["b"] if np.isfinite(row["b"]) else 0.0
             label = f"fitted {boundary}: {row['c']:.3g} $d^{{{row['a']:.2f}}} n^{{{fb:.2f}}}$ ({side})"
             out.append(dict(c=row["c"], a=row["a"], b=fb, colour=colour, ls="-", label=label))
@@ -300,11 +299,13 @@ def delayed_generalization(
     stem: PathLike,
     setting: str = "delayed",
     model: str = "token",
-    test_threshold: float = 0.9,
+    loss_threshold: float = 0.5,
 ) -> None:
     """Delayed generalization (the paper's Section 4 claim), two panels over gradient steps (log x axis), mean over seeds with a min-max band.
-    Top: train accuracy (all, clean, flipped labels fitted) and test accuracy, with the steps at
-    which the training set is first fitted and test accuracy first reaches ``test_threshold``.
+    Top: train accuracy (all, clean, flipped labels fitted), test accuracy, and what attention
+    selects at test time (the fraction of test samples whose most-attended token is the relevant
+    one, and the normalised test loss r: 1 uniform attention, 0 selection), with the steps at which
+    the training set is first fitted and r first falls to ``loss_threshold``.
     Bottom: train and test loss, with the token model's loss floor: in this model the fixed head
     classifies the uniform-attention mean token well from step 0, so what generalization adds
     after the fit shows in the test loss (the margin), which the panel quantifies."""
@@ -317,6 +318,8 @@ def delayed_generalization(
         "train_acc_clean": ("train accuracy, clean samples", "tab:green", "-"),
         "train_acc_noisy": ("flipped labels fitted", "tab:red", "-"),
         "test_acc": ("test accuracy", "black", "-"),
+        "test_sel_relevant": ("test: relevant token most attended", "tab:purple", "--"),
+        "test_loss_normalised": ("test: normalised loss r", "tab:brown", "--"),
     }
     losses = {"train_loss": ("train loss (noisy labels)", "tab:blue", "-"), "test_loss": ("test loss", "black", "-")}
     c = curves[curves["run_id"].isin(ok["run_id"]) & (curves["step"] > 0)]
@@ -332,9 +335,11 @@ def delayed_generalization(
             )
     for metric, level, text in (
         ("train_acc", 1.0, "training set fitted"),
-        ("test_acc", test_threshold, f"test accuracy ≥ {test_threshold:g}"),
+        ("test_loss_normalised", loss_threshold, f"attention selects: r ≤ {loss_threshold:g}"),
     ):
-        step = metrics.first_step(stats[(metric, "mean")], level)
+        values = stats[(metric, "mean")]
+        step = metrics.first_step(-values if metric == "test_loss_normalised" else values,
+                                  -level if metric == "test_loss_normalised" else level)  # fmt: skip
         if step is not None:
             for target_ax in (ax, lx):
                 target_ax.axvline(step, color=lines[metric][1], ls=":", lw=1.0)
@@ -349,7 +354,7 @@ def delayed_generalization(
                 color=lines[metric][1],
             )
     ax.set_xscale("log")
-    ax.set_ylabel("accuracy")
+    ax.set_ylabel("accuracy, selection")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(fontsize=7, loc="center right", framealpha=0.9)
     if model in registry.MODELS and registry.MODELS[model].fixed_head:
@@ -374,163 +379,4 @@ def delayed_generalization(
         + settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps", "mlp_dim"])
         + excluded_note(n_excluded)
     )
-    save(fig, stem, note)
-
-
-# ---------------------------------------------------------------- regime map
-
-
-def _sweep_axis(swept: pd.DataFrame) -> tuple[str, str, float]:
-    """(the atlas sweep's axis other than ||mu||, the other of d and n, its fixed value)."""
-    axis = "d" if swept["d"].nunique() > 1 else "n"
-    other = "n" if axis == "d" else "d"
-    return axis, other, float(swept[other].iloc[0])
-
-
-@plt.rc_context(STYLE)
-def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
-    """The regime atlas: one row of panels per sweep (its axis other than ||mu|| on x), one column
-    per horizon; each cell's colour mixes the regimes' colours by the fraction of seeds in each,
-    with the fitted boundaries ||mu||* = c d^a n^b (solid) and the theory's curves with fitted
-    constants (dashed) from the regime-boundaries table ``fits``. ``runs`` and ``labels``: from
-    benign.theory.atlas_labels."""
-    sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
-    fig, axes = plt.subplots(len(sweeps), len(horizons), figsize=(4.2 * len(horizons), 3.8 * len(sweeps)),
-                             squeeze=False, layout="constrained")  # fmt: skip
-    for i, sweep in enumerate(sweeps):
-        swept = runs[runs["setting"] == sweep]
-        axis, other, fixed = _sweep_axis(swept)
-        cells = metrics.regime_fractions(labels, swept, [axis, "signal_norm"])
-        for j, horizon in enumerate(horizons):
-            ax = axes[i, j]
-            at = cells[cells["horizon"] == horizon]
-            colour = sum(np.outer(at[r], REGIME_COLOURS[r]) for r in metrics.REGIMES)
-            colour = np.clip(colour + np.outer(1 - at[list(metrics.REGIMES)].sum(axis=1), [0.8, 0.8, 0.8]), 0, 1)
-            ax.scatter(at[axis], at["signal_norm"], c=colour, marker="s", s=70, edgecolors="none")
-            x = np.geomspace(swept[axis].min(), swept[axis].max(), 50)
-            for _, row in fits[fits["horizon"] == horizon].iterrows():
-                line = REGIME_COLOURS["not_overfitting" if row["boundary"] == "not overfitting" else "harmful"]
-                d, n = (x, fixed) if axis == "d" else (fixed, x)
-                if np.isfinite(row["a"]):
-                    b = row["b"] if np.isfinite(row["b"]) else 0.0
-                    ax.plot(x, row["c"] * d ** row["a"] * n**b, color=line, lw=1.8)
-                if np.isfinite(row["c_theory"]):
-                    ax.plot(
-                        x, row["c_theory"] * d ** row["theory_a"] * n ** row["theory_b"], color=line, lw=1.2, ls="--"
-                    )
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            values = np.sort(swept[axis].unique())
-            ax.set_xticks(values, [f"{v:g}" for v in values])
-            ax.minorticks_off()
-            ax.set_title(f"{sweep}: horizon {horizon:,} steps ({other} = {fixed:g})")
-            ax.set_xlabel("token dimension d" if axis == "d" else "training samples n")
-            ax.set_ylabel(f"signal norm {NORM}")
-    handles = [Patch(facecolor=c, label=REGIME_LABELS[r]) for r, c in REGIME_COLOURS.items()]
-    handles += [Line2D([], [], color="0.3", lw=1.8, label="fitted boundary c d^a n^b"),
-                Line2D([], [], color="0.3", lw=1.2, ls="--", label="theory's exponents, fitted constant")]  # fmt: skip
-    figure_legend(fig, handles, ncols=5)
-    note = (f"colour: the regimes mixed by the fraction of seeds in each (grey: no label); {seeds_note(runs)}; "
-            f"label of the last logged step at or before the horizon; fits: results/tables/regime_boundaries")  # fmt: skip
-    save(fig, stem, note)
-
-
-@plt.rc_context(STYLE)
-def boundary_scaling(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
-    """The fitted regime boundaries on log-log axes: one row per boundary (not overfitting,
-    harmful), one column per sweep (||mu||* against d, against n). Points: the transitions
-    ||mu||* fitted along ||mu|| per (d, n) with 95% intervals, one colour per horizon; solid:
-    the power law of the regime-boundaries table ``fits``; dashed: the theory's slope through
-    the fitted constant. ``runs`` and ``labels``: from benign.theory.atlas_labels."""
-    sweeps, horizons = sorted(runs["setting"].unique()), sorted(labels["horizon"].unique())
-    kinds = (("not overfitting", "not_overfitting"), ("harmful", "harmful"))
-    fig, axes = plt.subplots(len(kinds), len(sweeps), figsize=(5 * len(sweeps), 4 * len(kinds)),
-                             squeeze=False, layout="constrained")  # fmt: skip
-    colours = plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(horizons)))
-    for j, sweep in enumerate(sweeps):
-        swept = runs[runs["setting"] == sweep]
-        axis, other, fixed = _sweep_axis(swept)
-        for i, (boundary, regime) in enumerate(kinds):
-            ax = axes[i, j]
-            for colour, horizon in zip(colours, horizons):
-                points = boundaries.regime_transitions(swept, labels[labels["horizon"] == horizon], regime)
-                if len(points):
-                    half = 1.96 * points["log_se"].fillna(0.0).to_numpy()
-                    y = points["mu_star"].to_numpy()
-                    ax.errorbar(points[axis], y, yerr=[y - y * np.exp(-half), y * np.exp(half) - y], fmt="o",
-                                color=colour, ms=4, capsize=2, label=f"{horizon:,} steps: transitions")  # fmt: skip
-                row = fits[(fits["horizon"] == horizon) & (fits["boundary"] == boundary)]
-                if not len(row):
-                    continue
-                row = row.iloc[0]
-                x = np.geomspace(swept[axis].min(), swept[axis].max(), 50)
-                d, n = (x, fixed) if axis == "d" else (fixed, x)
-                slope = row["a"] if axis == "d" else row["b"]
-                if np.isfinite(row["a"]) and np.isfinite(slope):
-                    b = row["b"] if np.isfinite(row["b"]) else 0.0
-                    ax.plot(x, row["c"] * d ** row["a"] * n**b, color=colour, lw=1.6, label=f"fit: slope {slope:.2f}")
-                if np.isfinite(row["c_theory"]):
-                    theory = row["theory_a"] if axis == "d" else row["theory_b"]
-                    ax.plot(x, row["c_theory"] * d ** row["theory_a"] * n ** row["theory_b"], color=colour, lw=1.1,
-                            ls="--", label=f"theory: slope {theory:g}")  # fmt: skip
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            values = np.sort(swept[axis].unique())
-            ax.set_xticks(values, [f"{v:g}" for v in values])
-            ax.minorticks_off()
-            low, high = ax.get_ylim()  # ticks at the swept norms: a narrow log range has no decade tick
-            norms = [m for m in np.sort(swept["signal_norm"].unique()) if low <= m <= high]
-            if len(norms) >= 2:
-                ax.set_yticks(norms, [f"{m:g}" for m in norms])
-                ax.set_ylim(low, high)
-            ax.set_xlabel("token dimension d" if axis == "d" else "training samples n")
-            ax.set_ylabel(f"transition {NORM}*")
-            ax.set_title(f"{boundary} boundary, {sweep} ({other} = {fixed:g})")
-            ax.legend(fontsize=7)
-    note = (f"transitions: logistic fits of the seeds' labels along {NORM} (docs/regimes.md#fitted-boundaries), "
-            f"bars 95% intervals; {seeds_note(runs)}; lines from results/tables/regime_boundaries")  # fmt: skip
-    save(fig, stem, note)
-
-
-# ---------------------------------------------------------------- generalization delay
-
-MILESTONE_STYLES = {"fit_all": ("training set fitted", "tab:orange", "o"),
-                    "generalized": ("generalized", "tab:blue", "s")}  # fmt: skip
-
-
-@plt.rc_context(STYLE)
-def generalization_delay(runs: pd.DataFrame, stem: PathLike, sweeps: Sequence[str]) -> None:
-    """When runs fit their training set and when they generalize (benign.milestones), against
-    SNR: on log axes (left), and the generalization step on semi-log axes with its fitted
-    slope (right; straight means exponential in SNR). Censored milestones (not reached by the
-    horizon) are drawn open at the horizon and left out of the fit."""
-    runs = runs[runs["setting"].isin(sweeps) & (runs["status"] == "ok")]
-    if runs.empty:
-        raise ValueError(f"no runs of the sweeps {list(sweeps)}")
-    fig, (log_ax, semi_ax) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
-    for name, (label, colour, marker) in MILESTONE_STYLES.items():
-        steps, censored = runs[f"{name}_step"].to_numpy(float), runs[f"{name}_censored"].fillna(False).to_numpy(bool)
-        for ax in (log_ax, semi_ax) if name == "generalized" else (log_ax,):
-            ax.scatter(
-                runs["snr"][~censored], steps[~censored], s=14, color=colour, marker=marker, alpha=0.7, label=label
-            )
-            ax.scatter(runs["snr"][censored], steps[censored], s=14, facecolors="none", edgecolors=colour, marker=marker,
-                       alpha=0.7, label=f"{label}: not by the horizon")  # fmt: skip
-    gen = runs[~runs["generalized_censored"].fillna(False).astype(bool) & (runs["generalized_step"] > 0)]
-    fit = metrics.semilog_slope(gen["snr"], gen["generalized_step"])
-    if fit is not None:
-        slope, intercept, points = fit
-        x = np.linspace(gen["snr"].min(), gen["snr"].max(), 50)
-        semi_ax.plot(x, 10 ** (intercept + slope * x), color="0.2", lw=1.2,
-                     label=f"fit: log10 step = {intercept:.2f} {slope:+.2f} SNR ({points} runs)")  # fmt: skip
-    log_ax.set_xscale("log")
-    for ax in (log_ax, semi_ax):
-        ax.set_yscale("log")
-        ax.set_xlabel(r"SNR = $\Vert\mu\Vert / (\sigma\sqrt{d})$")
-        ax.set_ylabel("gradient step")
-        ax.legend(fontsize=7)
-    log_ax.set_title("milestones against SNR (log axes)")
-    semi_ax.set_title("generalization step against SNR (semi-log)")
-    note = (f"runs of the sweeps {', '.join(sweeps)}; {seeds_note(runs)}; milestones at logged steps "
-            "(docs/regimes.md#milestones)")  # fmt: skip
     save(fig, stem, note)

@@ -339,13 +339,18 @@ class Batch:
         X[..., :2] += self.Mt[:, lo:hi]
         return layer_normed(X)
 
-    def outputs_test(self) -> torch.Tensor:
+    def outputs_test(self, attention: bool = False):
+        """f on the clean test set, (B, n_test); with ``attention``, (f, [CLS]'s attention
+        (B, n_test, T + 1))."""
         self.fold()
         with torch.no_grad():
             if self.Xn_test is not None:  # kept: one pass (fewer, larger products)
-                return cls_forward(self.P, self.Xn_test)[0]
-            chunks = range(0, self.n_test, self.test_chunk)
-            return torch.cat([cls_forward(self.P, self._test_tokens(lo, lo + self.test_chunk))[0] for lo in chunks], 1)
+                f, att = cls_forward(self.P, self.Xn_test)
+            else:
+                chunks = range(0, self.n_test, self.test_chunk)
+                parts = [cls_forward(self.P, self._test_tokens(lo, lo + self.test_chunk)) for lo in chunks]
+                f, att = torch.cat([p[0] for p in parts], 1), torch.cat([p[1] for p in parts], 1)
+        return (f, att) if attention else f
 
     # -- checkpoints -----------------------------------------------------------------------
     def state(self) -> dict[str, torch.Tensor]:

@@ -7,6 +7,10 @@ A model is one module, named in ``benign.registry.MODELS``, that defines
   their initialisation, the registry entry's ``options`` and the model's own run keys (the
   encoder's ``mlp_dim``);
 - ``CPU_DTYPE``: the floating-point type it trains in on a CPU (float32 elsewhere).
+
+A model registered with ``fixed_head`` (f = sum_t a_t <x_t, nu>) also defines
+``head_values(split)``, the values <x_t, nu> of every token of the ``"train"`` or ``"test"``
+set, (B, m, T): the selection metrics' reference losses read them (benign.selection).
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ class ModelBatch(Protocol):
         """(f, attention) on the training set, as :meth:`step` returns them, without a step."""
         ...
 
-    def outputs_test(self) -> torch.Tensor:
-        """f on the clean test set, (B, n_test)."""
+    def outputs_test(self, attention: bool = False):
+        """f on the clean test set, (B, n_test); with ``attention``, also the attention over
+        each test sample's tokens, (f, (B, n_test, tokens)), laid out as :meth:`step`'s."""
         ...
 
     def state(self) -> dict[str, torch.Tensor]:

@@ -138,8 +138,9 @@ class Batch:
         """(f on training samples (B, n), softmax over tokens (B, n, T))."""
         return self._train_forward()
 
-    def outputs_test(self) -> torch.Tensor:
-        """f on the clean test set, (B, n_test)."""
+    def outputs_test(self, attention: bool = False):
+        """f on the clean test set, (B, n_test); with ``attention``, (f, softmax over tokens
+        (B, n_test, T))."""
         c = self.c
         Gc = self._G(c)
         h = self._h(Gc)
@@ -150,7 +151,14 @@ class Batch:
         coef = c @ self.VE2.T + Mc_c @ self.Q2.T + h @ self.E2 + Mc_h  # (B, 2)
         s = shared + low + torch.einsum("btk,bk->bt", self.Mt, coef)
         att = torch.softmax(s.view(self.B, self.n_test, self.T), dim=-1)
-        return (att * self.r_test.view(self.B, self.n_test, self.T)).sum(-1)
+        f = (att * self.r_test.view(self.B, self.n_test, self.T)).sum(-1)
+        return (f, att) if attention else f
+
+    def head_values(self, split: str) -> torch.Tensor:
+        """v_t = <x_t, nu> of every token, (B, m, T) on the ``"train"`` or ``"test"`` set: f is
+        their attention-weighted sum (benign.selection.reference_losses reads them)."""
+        m = {"train": self.n, "test": self.n_test}[split]
+        return (self.r if split == "train" else self.r_test).view(self.B, m, self.T)
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
         """One gradient-descent step; returns the outputs before the update."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import linregress
 
 from benign.tables.common import PathLike, num, write
 
@@ -41,6 +42,10 @@ def horizon_rows(frame: pd.DataFrame, horizons) -> pd.DataFrame:
                     cosine=last["cosine"].mean(),
                     cosine_min=last["cosine"].min(),
                     cosine_max=last["cosine"].max(),
+                    cosine_random=last["cosine_random"].mean(),
+                    cosine_early=last["cosine_early"].mean(),
+                    cosine_relevant=last["cosine_relevant"].mean(),
+                    locally_optimal=last["locally_optimal"].mean(),
                     margin_ratio=last["margin_ratio"].mean(),
                     train_loss=last["train_loss"].mean(),
                     clean_signal=last["clean_signal"].mean(),
@@ -77,6 +82,11 @@ def max_margin(frame: pd.DataFrame, stem: PathLike, horizons) -> pd.DataFrame:
             "cos(p, p^mm) mean [min, max]": [
                 f"{num(r.cosine, 4)} [{num(r.cosine_min, 4)}, {num(r.cosine_max, 4)}]" for r in table.itertuples()
             ],
+            "Baselines: cos with random / early selection's SVM / relevant mean": [
+                f"{num(r.cosine_random, 3)} / {num(r.cosine_early, 3)} / {num(r.cosine_relevant, 3)}"
+                for r in table.itertuples()
+            ],
+            "Locally optimal selection": table["locally_optimal"].map(_pct),
             "Margin / max margin": table["margin_ratio"].map(lambda v: num(v, 3)),
             "Selection unchanged since step": table["selection_stable_since"],
             "Clean: relevant token": table["clean_signal"].map(_pct),
@@ -96,9 +106,14 @@ def max_margin(frame: pd.DataFrame, stem: PathLike, horizons) -> pd.DataFrame:
         "reproduced paper's.",
         "Per setting, mean over seeds at the last logged step at or before each horizon. Margin / max margin: "
         "the smallest margin of the trained direction, over its norm, divided by the SVM's 1 / ||p^mm|| (1 at "
-        "the max-margin direction). Relevant token: mu_y (token 0); opposite-class: rho mu_{-y} (token 2).",
+        "the max-margin direction). Relevant token: mu_y (token 0); opposite-class: rho mu_{-y} (token 2). "
+        "Baselines of the cosine: the same direction against the SVM direction of a random selection (one per "
+        "run, seeded), of the selection gradient descent makes at step 1, and against the relevant tokens' mean "
+        "key. Locally optimal selection: the share of samples whose selected token's head score y <x, v> exceeds "
+        "that of every support token of the SVM (Tarzanagh et al.'s condition for the local convergence).",
     ]
-    footer = [_reading(table)]
+    rates = rate_fits(frame)
+    footer = [_reading(table), _rates_text(rates)]
     write(table, display, header, stem, footer)
     return table
 
@@ -129,6 +144,46 @@ def _reading(table: pd.DataFrame) -> str:
             )
         lines.append(line + ".")
     return "Reading: " + " ".join(lines)
+
+
+RATE_FROM = 100  # the rate fits read 1 - cos from this step on (three decades to a horizon of 10^5)
+
+
+def rate_fits(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, setting): the seed-mean 1 - cos from step ``RATE_FROM`` on, fitted by least
+    squares in log(1 - cos) as a power of log t, A (log t)^-g (their single-input example: g = 2),
+    and as a power law A t^-beta; each with its exponent, standard error and residual RMS, and
+    the decades of steps fitted."""
+    rows = []
+    for (model, setting), runs in frame.groupby(["model", "setting"], sort=False):
+        mean = runs[runs["step"] >= RATE_FROM].groupby("step")["cosine"].mean()
+        gap = 1 - mean
+        keep = gap > 0
+        if keep.sum() < 3:
+            continue
+        t, y = mean.index[keep].to_numpy(float), np.log(gap[keep].to_numpy())
+        row = {"model": model, "setting": setting, "decades": float(np.log10(t.max() / t.min())), "points": len(t)}
+        for name, x in (("log", np.log(np.log(t))), ("power", np.log(t))):
+            fit = linregress(x, y)
+            resid = y - (fit.intercept + fit.slope * x)
+            row.update({f"{name}_exponent": -fit.slope, f"{name}_se": fit.stderr,
+                        f"{name}_rms": float(np.sqrt(np.mean(resid**2)))})  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _rates_text(rates: pd.DataFrame) -> str:
+    if rates.empty:
+        return "Rates: too few logged steps past step 100 to fit."
+    parts = [
+        f"{r.model} {r.setting}: (log t)^-{r.log_exponent:.2f} ± {r.log_se:.2f} (RMS {r.log_rms:.3f}) against "
+        f"t^-{r.power_exponent:.3f} ± {r.power_se:.3f} (RMS {r.power_rms:.3f}), over {r.decades:.1f} decades"
+        for r in rates.itertuples()
+    ]
+    return (
+        "Rates of 1 - cos (seed mean, least squares in log(1 - cos) from step 100): " + "; ".join(parts) + ". "
+        "The smaller RMS fits better; the 1 / log^2 t rate of the single-input example is an exponent of 2 on log t."
+    )
 
 
 def _pct(value: float) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from benign import registry
 from benign.metrics import first_step_per_run
 from benign.tables.common import MISSING, PathLike, num, seed_stats, seeds_cell, write
-from benign.theory import REGIME_LABELS, REGIMES, classify_regime, classify_regimes, regimes_at
+from benign.theory import REGIME_LABELS, REGIMES, Criteria, classify_regimes, head_acc_regimes, regimes_at, selects
 
 SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training"}
 
@@ -19,40 +20,52 @@ def synthetic_regimes(
     runs: pd.DataFrame,
     stem: PathLike,
     settings: Sequence[str] = ("harmful", "benign", "not_overfitting", "delayed"),
-    fit_threshold: float = 1.0,
-    test_threshold: float = 0.9,
+    criteria: Criteria = Criteria(),
     curves: pd.DataFrame | None = None,
     horizons: Sequence[int] = (),
 ) -> pd.DataFrame:
-    """One row per (model, named setting): parameters, SNR, mean final metrics over seeds,
-    the regime of the means and the per-seed regimes (theory.classify_regime thresholds).
-    With ``curves``, also the logged step from which each seed's flipped labels are fitted
-    (fraction >= fit_threshold): when noise fitting sets in, which a final-step label hides;
-    and, per horizon in ``horizons`` up to the setting's training length, the fraction of seeds
-    in each regime at that step (theory.regimes_at)."""
+    """One row per (model, named setting): parameters, SNR, mean final metrics over seeds, what
+    attention selects at test time, the regime of the means and the per-seed regimes
+    (benign.theory.classify_regimes), beside the fixed head's accuracy label and the uniform-
+    attention accuracy. With ``curves``, also the logged step from which each seed's flipped
+    labels are fitted (fraction >= fit_threshold): when noise fitting sets in, which a final-step
+    label hides; and, per horizon in ``horizons`` up to the setting's training length, the
+    fraction of seeds in each regime at that step (theory.regimes_at)."""
     runs = runs[runs["setting"].isin(settings)]
     rank = {**{m: i for i, m in enumerate(registry.MODELS)}, **{s: i for i, s in enumerate(settings)}}
     runs = runs.sort_values(["model", "setting"], key=lambda col: col.map(rank), kind="stable")
-    metrics = ["train_loss", "test_loss", "train_acc", "test_acc", "train_acc_noisy"]
+    metrics = ["train_loss", "test_loss", "train_acc", "test_acc", "train_acc_noisy", "test_loss_normalised",
+               "test_sel_relevant", "test_att_relevant", "test_acc_uniform"]  # fmt: skip
     table = seed_stats(runs, ["model", "setting"], metrics)
     params = ["d", "signal_norm", "n", "eta", "snr"]
     ok = runs[runs["status"] == "ok"].assign(
-        _regime=lambda r: classify_regimes(r["train_acc_noisy"], r["test_acc"], fit_threshold, test_threshold)
-    )
+        _regime=lambda r: classify_regimes(r["train_acc_noisy"], r["test_loss_normalised"], r["test_sel_relevant"],
+                                           criteria),
+        _head=lambda r: head_acc_regimes(r["train_acc_noisy"], r["test_acc"], criteria),
+        _by_r=lambda r: selects(r["test_loss_normalised"], np.nan, criteria),
+        _by_rate=lambda r: selects(np.nan, r["test_sel_relevant"], criteria),
+    )  # fmt: skip
     rows = []
     for _, row in table.iterrows():
         group = runs[(runs["model"] == row["model"]) & (runs["setting"] == row["setting"])]
         ok_group = ok[(ok["model"] == row["model"]) & (ok["setting"] == row["setting"])]
-        counts = ok_group["_regime"].fillna("none").value_counts()
+        has_r = bool(np.isfinite(ok_group["test_loss_normalised"].to_numpy(float)).any())
         rows.append(
             {
                 **{p: _single(group, p) for p in params},
-                "flipped_fitted_from_step": _fit_steps(ok_group, curves, fit_threshold),
-                "regime": classify_regime(
-                    row["train_acc_noisy_mean"], row["test_acc_mean"], fit_threshold, test_threshold
+                "flipped_fitted_from_step": _fit_steps(ok_group, curves, criteria.fit_threshold),
+                "regime": classify_regimes(
+                    row["train_acc_noisy_mean"],
+                    row["test_loss_normalised_mean"],
+                    row["test_sel_relevant_mean"],
+                    criteria,
+                ).item(),
+                "seed_regimes": _counts(ok_group["_regime"]),
+                "seed_head_acc_regimes": _counts(ok_group["_head"]),
+                "selection_labels_agree": (
+                    f"{int((ok_group['_by_r'] == ok_group['_by_rate']).sum())} of {len(ok_group)}" if has_r else MISSING
                 ),
-                "seed_regimes": ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in counts.items()),
-                **_at_horizons(ok_group, curves, horizons, fit_threshold, test_threshold),
+                **_at_horizons(ok_group, curves, horizons, criteria),
             }
         )
     table = pd.concat(
@@ -73,8 +86,13 @@ def synthetic_regimes(
             "Train acc": table["train_acc_mean"].map(lambda v: num(v, 3)),
             "Test acc": table["test_acc_mean"].map(lambda v: num(v, 3)),
             "Flipped labels fitted": table["train_acc_noisy_mean"].map(lambda v: num(v, 3)),
+            "Test r (normalised loss)": table["test_loss_normalised_mean"].map(lambda v: num(v, 3)),
+            "Test selection rate": table["test_sel_relevant_mean"].map(lambda v: num(v, 3)),
             "Regime": table["regime"].map(lambda r: REGIME_LABELS.get(r, MISSING)),
             "Per seed": table["seed_regimes"],
+            "r and rate labels agree": table["selection_labels_agree"],
+            "Test acc, uniform attention": table["test_acc_uniform_mean"].map(lambda v: num(v, 3)),
+            "Head-accuracy label per seed": table["seed_head_acc_regimes"],
             "Flipped labels fitted from step": table["flipped_fitted_from_step"],
         }
     )
@@ -84,12 +102,19 @@ def synthetic_regimes(
         display = display.drop(columns="Flipped labels fitted from step")
     header = [
         "## Synthetic data: regimes of the named settings",
-        f"Final metrics, mean over seeds with status ok. Regime: not overfitting if the flipped training labels "
-        f"are not all fitted (fraction < {fit_threshold:g}), else benign if test accuracy ≥ {test_threshold:g}, "
-        "else harmful. SNR = ‖μ‖ / (σ √d)."
+        "Final metrics, mean over seeds with status ok. The regime is read from what attention selects "
+        f"(docs/regimes.md#labels): not overfitting if under a fraction {criteria.fit_threshold:g} of the flipped "
+        "training labels is fitted; else benign if attention selects the relevant token at test time, the "
+        f"normalised test loss r = (L - L_sel) / (L_unif - L_sel) at most {criteria.loss_threshold:g} (1: uniform "
+        "attention, 0: one-hot on the relevant token; for a model without a fixed head, the test selection rate at "
+        f"least {criteria.rate_threshold:g}), else harmful. Test selection rate: the fraction of test samples whose "
+        "most-attended token is the relevant one; 'r and rate labels agree': the seeds where the rate at the same "
+        "threshold gives the same selection label. The head-accuracy label (benign if the fixed head's test "
+        f"accuracy is at least {criteria.head_acc_threshold:g}) is shown for what it measures: under uniform "
+        "attention that accuracy is Phi(‖μ‖ / (σ √(2T))) whatever d and n, beside it. SNR = ‖μ‖ / (σ √d)."
         + (
             " Flipped labels fitted from step: the first logged step at which a seed's flipped labels are "
-            f"fitted (fraction ≥ {fit_threshold:g}), the range over seeds, and how many seeds got there. "
+            f"fitted (fraction ≥ {criteria.fit_threshold:g}), the range over seeds, and how many seeds got there. "
             "Seeds' regimes at step h: the fraction of seeds in each regime, labelled at the last logged step up "
             "to h (a setting trained for fewer steps than h has none)."
             if curves is not None
@@ -116,7 +141,12 @@ def _fit_steps(ok_group: pd.DataFrame, curves: pd.DataFrame | None, fit_threshol
     return f"{span} ({len(reached)} of {total} seeds)"
 
 
-def _at_horizons(ok_group, curves, horizons, fit_threshold: float, test_threshold: float) -> dict:
+def _counts(labels: pd.Series) -> str:
+    """'benign ×2, harmful ×1'."""
+    return ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in labels.fillna("none").value_counts().items())
+
+
+def _at_horizons(ok_group, curves, horizons, criteria: Criteria) -> dict:
     """{'regimes_at_<h>': 'benign 2/3, not overfitting 1/3'} per horizon h the runs reach."""
     out = {f"regimes_at_{h}": "" for h in horizons}
     if curves is None or ok_group.empty or not len(horizons):
@@ -126,7 +156,7 @@ def _at_horizons(ok_group, curves, horizons, fit_threshold: float, test_threshol
     reached = [h for h in horizons if h <= steps]
     if not reached:
         return out
-    labels = regimes_at(c, reached, fit_threshold, test_threshold)
+    labels = regimes_at(c, reached, criteria)
     total = ok_group["run_id"].nunique()
     for h, at in labels.groupby("horizon"):
         counts = at["regime"].fillna("none").value_counts()

@@ -1,5 +1,6 @@
 """Imports, config validation and input functions. Torch-free: every cluster job re-parses this."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
 from benign import registry
-from benign.config import ConfigError, plan
+from benign.config import SWEEP_SEP, ConfigError, plan
 from benign.config import resources as rs
 from benign.config import validate as cv
 from benign.fingerprint import fingerprint
@@ -35,6 +36,11 @@ except ConfigError as err:
 
 SYN = config["synthetic"]
 FITS = SYN.get("boundary_fits", {})
+# The atlas's refinement around its transitions (docs/regimes.md#refinement), if configured.
+REFINE = FITS.get("refine")
+REFINE_SETTING = f"{REFINE['sweep']}_refine" if REFINE else None
+# The settings whose runs the atlas's tables and figures read, each run once.
+ATLAS_SETTINGS = [*FITS.get("sweeps", []), *([REFINE_SETTING] if REFINE else [])]
 # The token sweep read by the delay-scan table (docs/regimes.md#delay-scan), if configured.
 DELAY_SCAN = "delay_scan"
 HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
@@ -114,6 +120,7 @@ wildcard_constraints:
     etas="0.1|0_0.2",
     part="[0-9]+",
     svm_model="|".join(MM_RUNS) or "none",
+    rjob=f"{FITS.get('model', 'none')}_{REFINE_SETTING}_[0-9]+",
     parts="[0-9]+",
     softmax_dynamics="|".join(artifacts("softmax_dynamics")),
     loss_heatmap="|".join(artifacts("loss_heatmap")) or "none",
@@ -143,6 +150,40 @@ def jobs_of(model):
     return [job for job, runs in SYN_JOBS.items() if runs[0]["model"] == model]
 
 
+def coarse_jobs():
+    """The jobs holding runs of the refined sweep (read by the refinement's planner)."""
+    return [
+        job
+        for job in jobs_of(FITS["model"])
+        if any(
+            REFINE["sweep"] in run["setting"].split(SWEEP_SEP) for run in SYN_JOBS[job]
+        )
+    ]
+
+
+def refinement_jobs(model):
+    """{job id: runs} of the refinement, once the checkpoint plan_refinement has planned them
+    ({} for a model whose atlas is not refined)."""
+    if not REFINE or model != FITS["model"]:
+        return {}
+    with open(checkpoints.plan_refinement.get().output[0]) as plan:
+        return json.load(plan)
+
+
+def refine_need(field):
+    """A refinement job's request, from the runs its plan holds, larger on each retry."""
+    return lambda wc, attempt: getattr(
+        rs.for_attempt(
+            rs.synthetic_job_need(
+                refinement_jobs(FITS["model"])[wc.rjob], CLUSTER.device
+            ),
+            attempt,
+            CLUSTER,
+        ),
+        field,
+    )
+
+
 def figure(name):
     return multiext(f"results/figures/{name}", ".png", ".pdf")
 
@@ -158,7 +199,11 @@ def all_outputs():
     out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
     out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
     if FITS:
-        out += [f"results/tables/regime_boundaries.{ext}" for ext in ("csv", "md")]
+        out += [
+            f"results/tables/{name}.{ext}"
+            for name in ("regime_boundaries", "regime_model", "generalization_times")
+            for ext in ("csv", "md")
+        ]
         out += [
             f"results/figures/{name}.{ext}"
             for name in ("regime_map", "boundary_scaling", "generalization_delay")

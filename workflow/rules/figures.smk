@@ -91,7 +91,7 @@ rule figure_delayed_generalization:
     conda:
         "../envs/benign.yaml"
     params:
-        test_threshold=SYN["regime"]["test_threshold"],
+        loss_threshold=SYN["regime"]["loss_threshold"],
         code=code("figure_delayed_generalization.py"),
     script:
         "../scripts/figure_delayed_generalization.py"
@@ -137,7 +137,6 @@ rule table_delay_scan:
         "../envs/benign.yaml"
     params:
         sweep=DELAY_SCAN,
-        criteria={"test_threshold": SYN["regime"]["test_threshold"]},
         code=code("table_delay_scan.py"),
     script:
         "../scripts/table_delay_scan.py"
@@ -160,10 +159,58 @@ rule table_regime_boundaries:
         "../envs/benign.yaml"
     params:
         fits=FITS,
+        settings=ATLAS_SETTINGS,
         regime=SYN["regime"],
         code=code("table_regime_boundaries.py"),
     script:
         "../scripts/table_regime_boundaries.py"
+
+
+rule table_regime_model:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
+    output:
+        csv=report(
+            "results/tables/regime_model.csv",
+            caption="../report/regime_model.rst",
+            category="Tables",
+        ),
+        md="results/tables/regime_model.md",
+    log:
+        "logs/tables/regime_model.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        settings=ATLAS_SETTINGS,
+        regime=SYN["regime"],
+        code=code("table_regime_model.py"),
+    script:
+        "../scripts/table_regime_model.py"
+
+
+rule table_generalization_times:
+    input:
+        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
+    output:
+        csv=report(
+            "results/tables/generalization_times.csv",
+            caption="../report/generalization_times.rst",
+            category="Tables",
+        ),
+        md="results/tables/generalization_times.md",
+    log:
+        "logs/tables/generalization_times.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        fits=FITS,
+        settings=ATLAS_SETTINGS,
+        code=code("table_generalization_times.py"),
+    script:
+        "../scripts/table_generalization_times.py"
 
 
 rule figure_regime_map:
@@ -184,6 +231,7 @@ rule figure_regime_map:
         "../envs/benign.yaml"
     params:
         fits=FITS,
+        settings=ATLAS_SETTINGS,
         regime=SYN["regime"],
         code=code("figure_regime_map.py"),
     script:
@@ -192,8 +240,6 @@ rule figure_regime_map:
 
 rule figure_boundary_scaling:
     input:
-        runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
-        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
         fits="results/tables/regime_boundaries.csv",
     output:
         png=report(
@@ -207,8 +253,6 @@ rule figure_boundary_scaling:
     conda:
         "../envs/benign.yaml"
     params:
-        fits=FITS,
-        regime=SYN["regime"],
         code=code("figure_boundary_scaling.py"),
     script:
         "../scripts/figure_boundary_scaling.py"
@@ -217,6 +261,7 @@ rule figure_boundary_scaling:
 rule figure_generalization_delay:
     input:
         runs=f"results/synthetic/{FITS.get('model', 'token')}/runs.parquet",
+        curves=f"results/synthetic/{FITS.get('model', 'token')}/curves.parquet",
     output:
         png=report(
             "results/figures/generalization_delay.png",
@@ -230,6 +275,7 @@ rule figure_generalization_delay:
         "../envs/benign.yaml"
     params:
         fits=FITS,
+        settings=ATLAS_SETTINGS,
         code=code("figure_generalization_delay.py"),
     script:
         "../scripts/figure_generalization_delay.py"

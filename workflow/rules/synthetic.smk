@@ -17,23 +17,84 @@ rule train_synthetic:
         runtime=syn_need("runtime_min"),
     params:
         runs=lambda wc: SYN_JOBS[wc.job],
+        job=lambda wc: wc.job,
         code=lambda wc: train_code(wc.job),
     script:
         "../scripts/train_synthetic.py"
 
 
+checkpoint plan_refinement:
+    """Plan the atlas's refinement jobs from its coarse runs: norms between the two coarse norms
+    that bracket each transition of each (d, n) line."""
+    input:
+        runs=lambda wc: expand(
+            "results/synthetic/jobs/{job}/runs.parquet", job=coarse_jobs()
+        ),
+        curves=lambda wc: expand(
+            "results/synthetic/jobs/{job}/curves.parquet", job=coarse_jobs()
+        ),
+    output:
+        "results/synthetic/refine/plan.json",
+    log:
+        "logs/synthetic/plan_refinement.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        refine=REFINE,
+        regime=SYN["regime"],
+        setting=REFINE_SETTING,
+        prefix=f"{FITS.get('model')}_{REFINE_SETTING}",
+        log_points=lambda wc: SYN[FITS["model"]]["sweeps"][REFINE["sweep"]].get(
+            "log_points", 0
+        ),
+        code=code("plan_refinement.py"),
+    script:
+        "../scripts/plan_refinement.py"
+
+
+rule train_refinement:
+    """One refinement job: the new norms of some (d, n, seed) lines, as one batched program. The
+    plan reaches it as params (its runs), not as an input file: replanning the same runs reruns
+    nothing."""
+    output:
+        runs="results/synthetic/refine/{rjob}/runs.parquet",
+        curves="results/synthetic/refine/{rjob}/curves.parquet",
+        attention="results/synthetic/refine/{rjob}/attention.parquet",
+    log:
+        "logs/synthetic/train_{rjob}.log",
+    conda:
+        "../envs/benign.yaml"
+    resources:
+        gpu=GPU,
+        mem_mb=refine_need("mem_mb"),
+        runtime=refine_need("runtime_min"),
+    params:
+        runs=lambda wc: refinement_jobs(FITS["model"])[wc.rjob],
+        job=lambda wc: wc.rjob,
+        code=lambda wc: code(
+            "train_synthetic.py", registry.MODELS[FITS["model"]].module
+        ),
+    script:
+        "../scripts/train_synthetic.py"
+
+
+def job_tables(model, table):
+    """A model's job tables of one kind: its planned jobs', and its refinement's."""
+    return expand(
+        "results/synthetic/jobs/{job}/{table}.parquet", job=jobs_of(model), table=table
+    ) + expand(
+        "results/synthetic/refine/{rjob}/{table}.parquet",
+        rjob=list(refinement_jobs(model)),
+        table=table,
+    )
+
+
 rule aggregate_synthetic:
     """Concatenate one model's job tables; assign regimes with the configured thresholds."""
     input:
-        runs=lambda wc: expand(
-            "results/synthetic/jobs/{job}/runs.parquet", job=jobs_of(wc.model)
-        ),
-        curves=lambda wc: expand(
-            "results/synthetic/jobs/{job}/curves.parquet", job=jobs_of(wc.model)
-        ),
-        attention=lambda wc: expand(
-            "results/synthetic/jobs/{job}/attention.parquet", job=jobs_of(wc.model)
-        ),
+        runs=lambda wc: job_tables(wc.model, "runs"),
+        curves=lambda wc: job_tables(wc.model, "curves"),
+        attention=lambda wc: job_tables(wc.model, "attention"),
     output:
         runs="results/synthetic/{model}/runs.parquet",
         curves="results/synthetic/{model}/curves.parquet",
@@ -44,7 +105,6 @@ rule aggregate_synthetic:
         "../envs/benign.yaml"
     params:
         regime=SYN["regime"],
-        milestones={**SYN["regime"], **SYN["generalization"]},
         code=code("aggregate_synthetic.py"),
     script:
         "../scripts/aggregate_synthetic.py"

@@ -7,4 +7,4 @@ from benign.schema import CURVES, RUNS, read_parquet
 log_to(snakemake.log[0])
 runs, curves = read_parquet(snakemake.input.runs, RUNS), read_parquet(snakemake.input.curves, CURVES)
 stem = snakemake.output.png.removesuffix(".png")
-figures.delayed_generalization(runs, curves, stem, test_threshold=snakemake.params.test_threshold)
+figures.delayed_generalization(runs, curves, stem, loss_threshold=snakemake.params.loss_threshold)

@@ -3,6 +3,7 @@
 from benign.io import log_to
 from benign.schema import CURVES, RUNS, read_parquet
 from benign.tables import synthetic as tables
+from benign.theory import Criteria
 
 log_to(snakemake.log[0])
 tables.synthetic_regimes(
@@ -10,5 +11,5 @@ tables.synthetic_regimes(
     snakemake.output.csv.removesuffix(".csv"),
     curves=read_parquet(snakemake.input.curves, CURVES),
     horizons=snakemake.params.horizons,
-    **snakemake.params.regime,
+    criteria=Criteria(**snakemake.params.regime),
 )

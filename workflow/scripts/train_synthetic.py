@@ -12,7 +12,7 @@ stop_on_signals()  # SLURM's notice before the time limit: checkpoint, exit, res
 runs, curves, attention = train_runs(
     [RunSpec(**run) for run in snakemake.params.runs],
     code_version=snakemake.params.code,
-    checkpoint_dir=f"results/.checkpoints/{snakemake.wildcards.job}",
+    checkpoint_dir=f"results/.checkpoints/{snakemake.params.job}",
     checkpoint_every=snakemake.config["synthetic"].get("checkpoint_every", 0),
 )
 write_parquet(runs, RUNS, snakemake.output.runs)
