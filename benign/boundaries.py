@@ -114,12 +114,12 @@ class Boundary:
         return 1.0 / (1.0 + np.exp(-z))
 
 
-def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False, intervals: bool = True,
+def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False, intervals=True,
         fixed: dict[str, float] | None = None) -> Boundary | None:  # fmt: skip
     """The boundary of the boolean column ``label`` (True: the side above it) over ``runs``
-    (columns d, n, signal_norm), with profile-likelihood intervals of its free terms; ``fixed``:
-    terms held at given values (e.g. the theory's exponents). None where the labels do not
-    change."""
+    (columns d, n, signal_norm), with profile-likelihood intervals of its free terms (True: all;
+    or the names among "k", "log_c", "a", "b", "e"); ``fixed``: terms held at given values (e.g.
+    the theory's exponents). None where the labels do not change."""
     y = runs[label].to_numpy(float)
     if y.min() == y.max():
         return None
@@ -130,13 +130,13 @@ def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False,
     for j, term in enumerate(terms):
         est[term] = float(theta[j + 1])
     ivals = {key: (np.nan, np.nan) for key in ("k", *TERMS)}
-    if intervals:
-        cut = chi2.ppf(LEVEL, 1) / 2
-        for j, term in enumerate(terms):
-            if j not in held:
-                ivals[term] = _profile_interval(x, U, y, k_max, j, term, theta, nll, cut, held)
-        if not held:
-            ivals["k"] = _k_interval(x, U, y, k_max, theta, nll, cut)
+    wanted = ("k", *TERMS) if intervals is True else tuple(intervals or ())
+    cut = chi2.ppf(LEVEL, 1) / 2
+    for j, term in enumerate(terms):
+        if j not in held and term in wanted:
+            ivals[term] = _profile_interval(x, U, y, k_max, j, term, theta, nll, cut, held)
+    if not held and "k" in wanted:
+        ivals["k"] = _k_interval(x, U, y, k_max, theta, nll, cut)
     c = {"c": math.exp(est.pop("log_c"))}
     low, high = ivals.pop("log_c")
     return Boundary({**c, **est}, {"c": (math.exp(low), math.exp(high)), **ivals}, nll, len(runs), k_max)
@@ -145,7 +145,7 @@ def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False,
 def mu_star_interval(runs: pd.DataFrame, label: str, k_max: float, d: float, n: float) -> tuple[float, float, float]:
     """The fitted boundary's ||mu||* at (d, n) and its 95% profile interval: the constant of the
     same fit with d and n measured from (d, n)."""
-    shifted = fit(runs.assign(d=runs["d"] / d, n=runs["n"] / n), label, k_max)
+    shifted = fit(runs.assign(d=runs["d"] / d, n=runs["n"] / n), label, k_max, intervals=("log_c",))
     if shifted is None:
         return (np.nan, np.nan, np.nan)
     return (shifted.estimates["c"], *shifted.intervals["c"])

@@ -2,7 +2,7 @@
 model which regime a setting falls in.
 
 python -m benign synthetic --model token --d 2000 --signal-norm 20 --json
-python -m benign regime --d 2400 --n 12 --signal-norm 20 [--steps 10000]
+python -m benign regime --d 1800 --n 12 --signal-norm 20 [--steps 10000]
 """
 
 from __future__ import annotations

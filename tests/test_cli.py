@@ -13,8 +13,21 @@ def test_one_run_prints_json():
     out = run("--d", "30", "--signal-norm", "5", "--n-test", "20", "--steps", "20", "--json")
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout)
-    for key in ("train_loss", "test_loss", "train_acc", "test_acc", "train_acc_noisy", "regime"):
+    for key in (
+        "train_loss",
+        "test_loss",
+        "train_acc",
+        "test_acc",
+        "train_acc_noisy",
+        "regime",
+        "head_acc_regime",
+        "test_loss_normalised",
+        "test_sel_relevant",
+        "test_loss_uniform",
+        "test_acc_uniform",
+    ):
         assert key in row
+    assert 0 < row["test_loss_normalised"] < 1  # 20 steps: attention has moved from uniform, not yet selected
     assert row["d"] == 30 and row["n"] == 20 and row["steps"] == 20 and row["eta"] == 0.2  # paper defaults kept
 
 

@@ -2,8 +2,9 @@
 on a rerun, with the same tables as an uninterrupted run and no stray files in results/.
 
 Each trial builds the metrics tables in a fresh copy, kills the whole process group at a
-seeded random moment (one in each quarter of the run, counted in finished jobs; a last trial
-kills as soon as a training job has saved a checkpoint), then runs it again to the end. A killed Snakemake cannot release its lock on the working directory, so the rerun is
+seeded random moment (one in each quarter of the run, counted in finished jobs; one trial kills
+while a job of the atlas's refinement trains, a last one as soon as a training job has saved a
+checkpoint), then runs it again to the end. A killed Snakemake cannot release its lock on the working directory, so the rerun is
 refused until ``snakemake --unlock`` (the remedy its message gives); the trials do the same.
 
 The config is the smoke config with a longer delayed-generalization job (so that kills also
@@ -47,6 +48,11 @@ def kill_points(jobs: int, duration: float) -> list[tuple[int, float]]:
 
 def jobs_ended(count: int) -> Callable[[Path, str], bool]:
     return lambda repo, log: log.count("Finished jobid") >= count
+
+
+def refinement_running(repo: Path, log: str) -> bool:
+    """A job of the atlas's refinement (planned by the checkpoint from the coarse runs) has started."""
+    return "rule train_refinement:" in log
 
 
 def checkpoint_written(repo: Path, log: str) -> bool:
@@ -155,6 +161,7 @@ def trials(reference, tmp_path_factory):
         (f"{extra:.1f} s after {count} jobs ended", jobs_ended(count), extra)
         for count, extra in kill_points(jobs, duration)
     ]
+    moments.append(("while the atlas's refinement trains", refinement_running, 0.0))
     moments.append(("as soon as the delayed job has saved a checkpoint", checkpoint_written, 0.0))
     out = []
     for i, moment in enumerate(moments):
@@ -170,6 +177,15 @@ def test_kills_land_during_the_run(trials):
     assert sum(not t["finished_first"] for t in trials) >= len(trials) - 1, [t["when"] for t in trials]
     for t in trials:
         assert not t["survivors"], f"processes outlived kill -9 of the group: {t['survivors']}"
+
+
+@pytest.mark.slow
+def test_a_kill_lands_during_the_refinement(trials):
+    """The refinement's jobs exist only once the checkpoint has planned them: a kill there, then a
+    rerun, must plan the same jobs and give the same tables (test_tables_equal_an_uninterrupted_run)."""
+    during = trials[-2]
+    assert not during["finished_first"], during["when"]
+    assert any(job.startswith("train_refinement") for job in during["running_at_kill"]), during["running_at_kill"]
 
 
 @pytest.mark.slow

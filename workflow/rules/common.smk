@@ -170,6 +170,17 @@ def refinement_jobs(model):
         return json.load(plan)
 
 
+def job_tables(model, table):
+    """A model's job tables of one kind: its planned jobs', and its refinement's."""
+    return expand(
+        "results/synthetic/jobs/{job}/{table}.parquet", job=jobs_of(model), table=table
+    ) + expand(
+        "results/synthetic/refine/{rjob}/{table}.parquet",
+        rjob=list(refinement_jobs(model)),
+        table=table,
+    )
+
+
 def refine_need(field):
     """A refinement job's request, from the runs its plan holds, larger on each retry."""
     return lambda wc, attempt: getattr(

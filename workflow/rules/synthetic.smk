@@ -53,9 +53,11 @@ checkpoint plan_refinement:
 
 
 rule train_refinement:
-    """One refinement job: the new norms of some (d, n, seed) lines, as one batched program. The
-    plan reaches it as params (its runs), not as an input file: replanning the same runs reruns
-    nothing."""
+    """One refinement job: the new norms of some (d, n, seed) lines, as one batched program. Its
+    runs reach it as params; the plan is an input only as ancient, so replanning the same runs
+    reruns nothing."""
+    input:
+        ancient("results/synthetic/refine/plan.json"),
     output:
         runs="results/synthetic/refine/{rjob}/runs.parquet",
         curves="results/synthetic/refine/{rjob}/curves.parquet",
@@ -76,17 +78,6 @@ rule train_refinement:
         ),
     script:
         "../scripts/train_synthetic.py"
-
-
-def job_tables(model, table):
-    """A model's job tables of one kind: its planned jobs', and its refinement's."""
-    return expand(
-        "results/synthetic/jobs/{job}/{table}.parquet", job=jobs_of(model), table=table
-    ) + expand(
-        "results/synthetic/refine/{rjob}/{table}.parquet",
-        rjob=list(refinement_jobs(model)),
-        table=table,
-    )
 
 
 rule aggregate_synthetic:
