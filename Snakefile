@@ -12,6 +12,7 @@ include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/real.smk"
 include: "workflow/rules/max_margin.smk"
+include: "workflow/rules/render.smk"
 
 
 rule all:

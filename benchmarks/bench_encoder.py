@@ -10,10 +10,10 @@ import torch.nn.functional as F
 
 from benchmarks import reference
 from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
-from benign import models
 from benign.config.validate import grid
-from benign.synthetic import SyntheticConfig
-from benign.trainer import RunSpec, log_steps, train_runs
+from benign.synthetic import models
+from benign.synthetic.data_model import DataSpec
+from benign.synthetic.trainer import RunSpec, log_steps, train_runs
 
 STEPS = 1000
 MLP_DIM = 2000
@@ -24,7 +24,7 @@ DEFER_STEPS = 4  # encoder_defer: the deferral on CUDA it times (opt-in: BENIGN_
 LOG_EVERY = 50  # config/config.yaml synthetic.encoder.log_every (config/paper.yaml: 10)
 
 
-def _ours_prefix(ctx: Context, cfg: SyntheticConfig, mlp_dim: int, steps: int, dtype: torch.dtype) -> dict:
+def _ours_prefix(ctx: Context, cfg: DataSpec, mlp_dim: int, steps: int, dtype: torch.dtype) -> dict:
     """Our EncoderBatch driven like the trainer drives it, over a prefix: per-step training losses
     and the time split (setup, steps, one evaluation = train outputs + test outputs)."""
     sync(ctx.device)
@@ -52,12 +52,12 @@ def _ours_prefix(ctx: Context, cfg: SyntheticConfig, mlp_dim: int, steps: int, d
 def _encoder(ctx: Context, d: int, target_ratio: float | None) -> dict:
     mlp_dim = MLP_DIM if not ctx.quick else 64
     d = d if not ctx.quick else d // 10
-    cfg = SyntheticConfig(d=d)
+    cfg = DataSpec(d=d)
     evals = len(log_steps(STEPS, LOG_EVERY))
 
     # Warm-up (lazy initialisation) outside the timings.
-    _ours_prefix(ctx, SyntheticConfig(d=32, n_test=20), 32, 2, torch.float32)
-    reference.train_encoder(SyntheticConfig(d=32, n_test=20), mlp_dim=32, steps=2, device=ctx.device)
+    _ours_prefix(ctx, DataSpec(d=32, n_test=20), 32, 2, torch.float32)
+    reference.train_encoder(DataSpec(d=32, n_test=20), mlp_dim=32, steps=2, device=ctx.device)
 
     # Ours, the real thing: train_runs, 1000 steps, logging every 50 steps as the workflow does.
     ours_full = None
@@ -270,7 +270,7 @@ def encoder_defer(ctx: Context) -> dict:
     same process, alternating, fastest of REPEATS blocks of steps; the two batches train the
     same runs, so their losses after the same steps must agree (float32 rounding apart)."""
     if not ctx.cuda and not ctx.quick:
-        raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see benign.speed.settings)")
+        raise Skip("a CUDA benchmark (the CPU defers its updates by rows, see benign.synthetic.speed.settings)")
     if ctx.quick:
         dims, runs, mlp, steps = [32, 64], 3, 32, 8
     else:

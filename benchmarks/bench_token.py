@@ -15,8 +15,8 @@ from benchmarks import reference
 from benchmarks.common import RESULTS, ROOT, Context, extrapolate, rounded, target, timed
 from benign.config.plan import synthetic_jobs
 from benign.config.validate import grid, validate_config
-from benign.synthetic import SyntheticConfig
-from benign.trainer import RunSpec, train_runs
+from benign.synthetic.data_model import DataSpec
+from benign.synthetic.trainer import RunSpec, train_runs
 
 STEPS = 1000
 SIGNAL_NORMS = grid({"start": 5, "stop": 100, "step": 2.5}, "signal_norm")  # 39 values
@@ -26,7 +26,7 @@ DIMS = grid({"start": 250, "stop": 5000, "step": 125}, "d")  # 39 values
 def _warm_up(ctx: Context) -> None:
     """First calls pay for lazy initialisation (BLAS, allocator); pay it outside the timings."""
     train_runs([RunSpec(d=64, n_test=50, steps=3, log_every=1)], device=ctx.device)
-    reference.train_token(SyntheticConfig(d=64, n_test=50), steps=3, device=ctx.device)
+    reference.train_token(DataSpec(d=64, n_test=50), steps=3, device=ctx.device)
 
 
 def _curve_diffs(ours, ref_curves) -> dict:
@@ -68,7 +68,7 @@ def token_single(ctx: Context) -> dict:
     """One run at the paper default (d 2000, n 20, T 8, 1000 steps)."""
     _warm_up(ctx)
     spec = RunSpec()
-    cfg = SyntheticConfig()
+    cfg = DataSpec()
     with timed(ctx.device) as t_default:
         train_runs([spec], device=ctx.device)
     with timed(ctx.device) as t_log1:
@@ -112,7 +112,7 @@ def token_single(ctx: Context) -> dict:
     return {
         "description": "token-selection model, one run at the paper default (d=2000, n=20, T=8, 1000 steps, lr 5e-3)",
         "ours": {
-            "how": "benign.trainer.train_runs([RunSpec()]), float64 on CPU (float32 on CUDA); includes data and init",
+            "how": "benign.synthetic.trainer.train_runs([RunSpec()]), float64 on CPU (float32 on CUDA); includes data and init",
             "default_logging_steps_0_and_1000": t_default.as_dict(),
             "logging_every_step": t_log1.as_dict(),
         },
@@ -153,7 +153,7 @@ def token_row(ctx: Context) -> dict:
     cells = [5.0, 20.0, 100.0] if not ctx.quick else [5.0]
     measured, agreement = [], []
     for m in cells:
-        ref = reference.train_token(SyntheticConfig(signal_norm=m), steps=steps, log_every=0, device=ctx.device)
+        ref = reference.train_token(DataSpec(signal_norm=m), steps=steps, log_every=0, device=ctx.device)
         tm = ref["timing"]
         measured.append({"signal_norm": m, **rounded(tm)})
         step, tr_loss, te_loss, tr_acc, te_acc = ref["curves"][-1]
@@ -205,7 +205,7 @@ def _reference_cost_by_d(ctx: Context, dims: list[int], steps: int) -> dict:
     """Per-d cost of the plain script from short prefixes: {d: (setup, step, eval)} seconds."""
     out = {}
     for d in dims:
-        tm = reference.train_token(SyntheticConfig(d=d), steps=steps, log_every=1, stop_after=3 if ctx.quick else 5,
+        tm = reference.train_token(DataSpec(d=d), steps=steps, log_every=1, stop_after=3 if ctx.quick else 5,
                                    device=ctx.device)["timing"]  # fmt: skip
         out[d] = (tm["setup_s"], tm["train_s"] / tm["steps"], tm["eval_s"] / tm["evals"])
     return out
@@ -296,8 +296,8 @@ def atlas(ctx: Context) -> dict:
     as many worker processes as the machine has CPUs, each at 1 thread."""
     import pandas as pd
 
-    from benign.refinement import refinement_jobs
-    from benign.theory import Criteria
+    from benign.analysis.refinement import refinement_jobs
+    from benign.analysis.theory import Criteria
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")

@@ -22,7 +22,7 @@ import yaml
 
 from benign.config import plan, resources
 from benign.config import validate as cv
-from benign.io import write_json
+from benign.core.io import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,15 +23,15 @@ from pathlib import Path
 
 import torch
 
-from benign.device import pick_device
-from benign.io import write_json
+from benign.core.device import pick_device
+from benign.core.io import write_json
 from benign.real.backbones import find_query_key, load_backbone, reinit_linear
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.datasets import fetch_dataset, load_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.final_layer import backbone_pooler, drop_padding, full_forward, make_head
+from benign.real.loop import TrainConfig, train
 from benign.real.protocol import block_forward
-from benign.real.trainer import TrainConfig, train
 
 BACKBONE = {"name": "minilm", "kind": "gt_minilm", "max_length": 128}
 DATASET = {

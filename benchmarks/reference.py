@@ -7,8 +7,8 @@ implementer would write, one run at a time.
 - evaluation of train and test loss/accuracy through the DataLoaders at every logging step
   (the authors' token-selection script evaluates after every step).
 
-They take the same inputs as the library (the data of ``benign.synthetic.generate`` and the
-initialisation of ``benign.models.token_selection.init_W`` / ``benign.models.encoder.init_params``) so that
+They take the same inputs as the library (the data of ``benign.synthetic.data_model.generate`` and the
+initialisation of ``benign.synthetic.models.token_selection.init_W`` / ``benign.synthetic.models.encoder.init_params``) so that
 the benchmarks can check the two agree, and they report where their time went (setup,
 training steps, evaluation) so that other logging schedules can be priced from one run.
 """
@@ -22,9 +22,9 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from benign import synthetic
-from benign.models.encoder import init_params
-from benign.models.token_selection import init_W
+from benign.synthetic import data_model as synthetic
+from benign.synthetic.models.encoder import init_params
+from benign.synthetic.models.token_selection import init_W
 
 
 class TokenDataset(Dataset):
@@ -128,7 +128,7 @@ def _fit(model, data, cfg, lr, steps, log_every, dtype, stop_after, device, t0, 
 
 
 def train_token(
-    cfg: synthetic.SyntheticConfig,
+    cfg: synthetic.DataSpec,
     lr: float = 5e-3,
     steps: int = 1000,
     log_every: int = 1,
@@ -165,7 +165,7 @@ class Encoder(nn.Module):
 
     @torch.no_grad()
     def load_library_params(self, P: dict[str, torch.Tensor]) -> Encoder:
-        """Copy one run's ``benign.models.encoder.init_params`` (which act as x @ W) into the Linears."""
+        """Copy one run's ``benign.synthetic.models.encoder.init_params`` (which act as x @ W) into the Linears."""
         self.cls.copy_(P["cls"])
         self.norm1.weight.copy_(P["ln1_w"])
         self.norm1.bias.copy_(P["ln1_b"])
@@ -194,7 +194,7 @@ class Encoder(nn.Module):
 
 
 def train_encoder(
-    cfg: synthetic.SyntheticConfig,
+    cfg: synthetic.DataSpec,
     mlp_dim: int = 2000,
     lr: float = 5e-3,
     steps: int = 1000,

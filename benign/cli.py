@@ -8,21 +8,17 @@ python -m benign regime --d 1800 --n 12 --signal-norm 20 [--steps 10000]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 
-from benign import registry
 from benign.config import ConfigError
 from benign.config.validate import check_run
-
-LOGGING = ("setting", "log_every", "log_points", "record_attention")  # RunSpec fields that change no number
+from benign.core import registry
+from benign.synthetic import spec
 
 
 def _parser() -> argparse.ArgumentParser:
-    from benign.trainer import RunSpec
-
-    defaults = RunSpec()
+    defaults = spec.RunSpec()
     parser = argparse.ArgumentParser(
         prog="benign", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -30,12 +26,13 @@ def _parser() -> argparse.ArgumentParser:
     syn = sub.add_parser("synthetic", help="train one synthetic run (paper defaults for every flag not given)")
     syn.add_argument("--model", choices=list(registry.MODELS), default="token",
                      help="; ".join(f"{m.name}: {m.label}" for m in registry.MODELS.values()))  # fmt: skip
-    for name, typ in (("n", int), ("T", int), ("d", int), ("rho", float), ("signal_norm", float), ("eta", float),
-                      ("sigma", float), ("n_test", int), ("lr", float), ("steps", int), ("seed", int)):  # fmt: skip
-        syn.add_argument(f"--{name.replace('_', '-')}", dest=name, type=typ, default=getattr(defaults, name))
-    syn.add_argument(
-        "--mlp-dim", dest="mlp_dim", type=int, default=2000, help="encoder MLP width (encoder only)"
-    )  # its run key
+    for f in spec.FIELDS:  # every parameter that changes the numbers (benign.synthetic.spec)
+        if f.name in spec.NUMBERS and f.name != "model":
+            own = [m.name for m in registry.MODELS.values() if f.name in m.run_keys]
+            default = registry.MODELS[own[0]].run_keys[f.name]["default"] if own else getattr(defaults, f.name)
+            help = f.metadata["help"] + (f" ({', '.join(own)} only)" if own else "")
+            syn.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=int if f.name in spec.INTEGERS else float,
+                             default=default, help=help)  # fmt: skip
     syn.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
     syn.add_argument("--json", action="store_true", help="print one JSON object")
     reg = sub.add_parser("regime", help="P(regime) at a setting, from the fitted regime model of a reproduction")
@@ -46,16 +43,18 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--model-table", default="results/tables/regime_model.csv",
                      help="the fitted model (rule table_regime_boundaries writes it)")  # fmt: skip
     reg.add_argument("--json", action="store_true", help="print one JSON object")
+    art = sub.add_parser("artifacts", help="print the artifact index (benign/config/artifacts.py)")
+    art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
     return parser
 
 
 def _regime(args) -> int:
-    """The regime predictor (benign.predictor)."""
+    """The regime predictor (benign.analysis.predictor)."""
     from pathlib import Path
 
     import pandas as pd
 
-    from benign.predictor import OutsideModel, predict
+    from benign.analysis.predictor import OutsideModel, predict
 
     path = Path(args.model_table)
     if not path.is_file():
@@ -79,12 +78,30 @@ def _regime(args) -> int:
     return 0
 
 
+def _artifacts(args) -> int:
+    """The artifact index, printed or written into the files that hold it."""
+    from pathlib import Path
+
+    from benign.config import artifacts
+
+    if not args.write:
+        print(artifacts.index(), end="")
+        return 0
+    for name in artifacts.INDEXED:
+        path = Path(name)
+        path.write_text(artifacts.with_index(path.read_text()))
+        print(f"wrote the artifact index into {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "regime":
         return _regime(args)
+    if args.command == "artifacts":
+        return _artifacts(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
-    for key in ("mlp_dim",):  # the models' own run keys (benign.registry), for the models that have them
+    for key in spec.MODEL_KEYS:  # the models' own run keys (benign.core.registry), for the models that have them
         if key not in registry.MODELS[run["model"]].run_keys:
             run[key] = None
     try:
@@ -92,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
-    from benign.schema import REFERENCES, SELECTION
-    from benign.theory import assign_regimes
-    from benign.trainer import RunSpec, train_runs
+    from benign.analysis.theory import assign_regimes
+    from benign.core.schema import REFERENCES, SELECTION
+    from benign.synthetic.trainer import train_runs
 
-    runs, _, _ = train_runs([RunSpec(**run)], device=args.device)
+    runs, _, _ = train_runs([spec.RunSpec(**run)], device=args.device)
     runs = assign_regimes(runs)
     row = runs.iloc[0].to_dict()
-    keys = [f.name for f in dataclasses.fields(RunSpec) if f.name not in LOGGING] + [
+    keys = [*spec.NUMBERS,
         "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy",
         *(name for name, _ in SELECTION + REFERENCES),
         "n_noisy", "snr", "regime", "head_acc_regime", "status", "wall_time_s", "device",

@@ -1,4 +1,4 @@
-"""benign.models.encoder against the authors' OneLayerEncoder (tests/authors_encoder.py): the same
+"""benign.synthetic.models.encoder against the authors' OneLayerEncoder (tests/authors_encoder.py): the same
 initial parameters loaded into both, the same data, 20 steps of full-batch SGD (lr 5e-3) on the
 logistic loss. Losses and the [CLS] row's attention must agree at every step."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from authors_encoder import OneLayerEncoder, load
 
-from benign import models
-from benign.models.encoder import init_params
+from benign.synthetic import models
+from benign.synthetic.models.encoder import init_params
+from tests.helpers.authors_encoder import OneLayerEncoder, load
 
 STEPS, LR = 20, 5e-3
 

@@ -4,7 +4,7 @@ The authors' main_synthetic.py draws the training noise with ``np.random.seed(se
 np.random.randn(n, T, d)`` and flips the first ceil(eta n)/2 samples of each class. With
 seed 42 at the paper default, docs/authors_code.md#reference-numbers quotes their result: train accuracy 1.0, final train loss
 about 0.452 (their W initialisation is unseeded, so the loss varies a little from run to run).
-Here the same realization goes through benign.models.token_selection (reduced-space, exact), which
+Here the same realization goes through benign.synthetic.models.token_selection (reduced-space, exact), which
 must land on those numbers: an end-to-end check against an independent, published reference.
 
 The same realization at the large-signal setting (d 1000, ||mu|| 80) documents what the model
@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-from benign import models, synthetic
+from benign.synthetic import data_model as synthetic
+from benign.synthetic import models
 
 
 def authors_layout(monkeypatch, n: int, T: int, d: int, seed: int) -> None:
-    """Make benign.synthetic draw the authors' training noise and flip their samples."""
+    """Make benign.synthetic.data_model draw the authors' training noise and flip their samples."""
 
     def noise(n_, T_, d_, sigma, n_test, seed_):
         np.random.seed(seed)
@@ -80,7 +81,7 @@ def test_large_signal_with_only_p_trained_fits_the_flipped_labels_too():
     (d 1000, ||mu|| 80) cannot come from the time horizon of either of the authors' scripts."""
     d, m, steps = 1000, 80.0, 1000
     for seed in (42, 314, 2718):
-        data = synthetic.generate(synthetic.SyntheticConfig(d=d, signal_norm=m, seed=seed, n_test=200))
+        data = synthetic.generate(synthetic.DataSpec(d=d, signal_norm=m, seed=seed, n_test=200))
         X, y, noisy = data.X_train, data.y_train, data.noisy
         p = torch.zeros(d, dtype=torch.float64, requires_grad=True)
         fitted_at = None

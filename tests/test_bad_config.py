@@ -3,22 +3,28 @@ and what is allowed, and without creating results/.
 
 Each case is what a user would write: a config file given after config/smoke.yaml that sets
 only the bad key (Snakemake merges it over the smoke config). A key that is missing cannot
-be expressed that way (the merge keeps the key of config/config.yaml), so those cases replace
-config/config.yaml with the merged smoke config less that key.
+be expressed that way (the merge keeps the key of config/config.yaml), so those cases remove
+the key from the merged smoke config.
+
+Every case goes through the loader the workflow calls at parse time (benign.config.load), in
+process. A few representative cases also run Snakemake itself, as a dry run and as a real run,
+to show that the workflow refuses before any job, says "invalid configuration" and prints no
+traceback.
 """
 
 from __future__ import annotations
 
 import copy
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import yaml
 from snakemake.utils import update_config
-from workflow_utils import copy_repo, snakemake
 
-from benign import registry
+from benign.config import ConfigError
+from benign.config.load import load
+from benign.core import registry
+from tests.helpers.workflow_utils import copy_repo, snakemake
 
 # (id, the user's extra config file, substrings the error must contain)
 BAD = [
@@ -198,7 +204,7 @@ BAD = [
     (
         "sweep-unknown-axis",
         "synthetic: {token: {sweeps: {atlas: {axes: {width: [1, 2]}, seeds: [1]}}}}",
-        ["synthetic.token.sweeps.atlas.axes.width", "unknown key", "d, signal_norm, n, eta, T, rho, lr"],
+        ["synthetic.token.sweeps.atlas.axes.width", "unknown key", "n, T, d, rho, signal_norm, eta, lr"],
     ),
     (
         "sweep-empty-range",
@@ -371,9 +377,9 @@ WARN = [
     ),
 ]
 
-# the real run (--cores 1) is tried for a few representative cases: schema, library check,
-# non-finite value, missing key, a real-data size
-REAL_RUN = {
+# Snakemake itself, dry and real (--cores 1), for a few representative cases: schema, library
+# check, non-finite value, missing key, a real-data size, the site's ceiling, a warning
+END_TO_END = {
     "ceiling-below-one-run",
     "eta-one",
     "grid-stop-below-start",
@@ -381,83 +387,120 @@ REAL_RUN = {
     "mlp-dim-on-token-model",
     "missing-mlp-dim",
     "real-pretrain-plus-n-larger-than-split",
+    "eta-flips-no-label",
 }
 
 
-def outcome(repo: Path, name: str, args: tuple[str, ...]) -> dict[str, tuple[int, str, bool]]:
-    """Mode -> (exit code, output, whether results/ exists afterwards)."""
-    modes = [("-n",), ("--cores", "1")] if name in REAL_RUN else [("-n",)]
-    out = {}
-    for mode in modes:
-        run = snakemake(repo, *mode, *args, timeout=300)
-        out[" ".join(mode)] = (run.returncode, run.stdout + run.stderr, (repo / "results").exists())
-    return out
+@pytest.fixture(scope="module")
+def smoke(root) -> dict:
+    """config/config.yaml with config/smoke.yaml merged over it, as Snakemake merges them."""
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())
+    update_config(cfg, yaml.safe_load((root / "config/smoke.yaml").read_text()))
+    return cfg
+
+
+def config_of(smoke: dict, extra: str | None = None, missing: list[str] | None = None) -> dict:
+    cfg = copy.deepcopy(smoke)
+    if extra is not None:
+        update_config(cfg, yaml.safe_load(extra))
+    if missing is not None:
+        node = cfg
+        for k in missing[:-1]:
+            node = node[k]
+        del node[missing[-1]]
+    return cfg
+
+
+def refusal(root, cfg: dict) -> str:
+    """The loader's message for ``cfg``; fails the test if it accepts it."""
+    with pytest.raises(ConfigError) as err:
+        load(cfg, root / "workflow/schemas/config.schema.yaml")
+    return str(err.value)
+
+
+@pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
+def test_bad_value_is_refused(root, smoke, name, extra, expect):
+    text = refusal(root, config_of(smoke, extra=extra))
+    for part in expect:
+        assert part in text, f"{part!r} not in\n{text}"
+
+
+@pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
+def test_missing_key_is_refused(root, smoke, name, key, expect):
+    text = refusal(root, config_of(smoke, missing=key))
+    for part in expect:
+        assert part in text, f"{part!r} not in\n{text}"
+
+
+@pytest.mark.parametrize("name, extra, expect", WARN, ids=[c[0] for c in WARN])
+def test_suspicious_value_warns(root, smoke, name, extra, expect):
+    plan = load(config_of(smoke, extra=extra), root / "workflow/schemas/config.schema.yaml")
+    text = "\n".join(f"config warning: {w}" for w in plan.warnings)
+    for part in expect:
+        assert part in text, f"{part!r} not in\n{text}"
+
+
+def test_the_smoke_config_loads_without_warning(root, smoke):
+    assert load(config_of(smoke), root / "workflow/schemas/config.schema.yaml").warnings == []
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory, root) -> dict[str, dict]:
-    """Every case in its own copy of the repository, a few at a time (a dry run is mostly parsing)."""
-    smoke = yaml.safe_load((root / "config/config.yaml").read_text())
-    update_config(smoke, yaml.safe_load((root / "config/smoke.yaml").read_text()))  # as Snakemake merges them
-    work = []
-    for name, extra, _ in BAD + WARN:
+def outcomes(tmp_path_factory, smoke) -> dict[str, dict]:
+    """{case: {mode: (exit code, output, whether results/ exists afterwards)}} of Snakemake itself,
+    each case in its own copy of the repository, a few at a time."""
+    extras = {name: extra for name, extra, _ in BAD + WARN}
+    missing = {name: key for name, key, _ in MISSING}
+    warned = {c[0] for c in WARN}
+
+    def outcome(name):
         repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
-        (repo / "config/extra.yaml").write_text(extra + "\n")
-        work.append((repo, name, ("--configfile", "config/smoke.yaml", "config/extra.yaml")))
-    for name, key, _ in MISSING:
-        repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
-        cfg = copy.deepcopy(smoke)
-        node = cfg
-        for k in key[:-1]:
-            node = node[k]
-        del node[key[-1]]
-        (repo / "config/config.yaml").write_text(yaml.safe_dump(cfg))
-        work.append((repo, name, ()))
+        if name in extras:
+            (repo / "config/extra.yaml").write_text(extras[name] + "\n")
+            args = ("--configfile", "config/smoke.yaml", "config/extra.yaml")
+        else:
+            (repo / "config/config.yaml").write_text(yaml.safe_dump(config_of(smoke, missing=missing[name])))
+            args = ()
+        out = {}
+        # a warning's run goes ahead: a dry run shows it
+        for mode in (("-n",),) if name in warned else (("-n",), ("--cores", "1")):
+            run = snakemake(repo, *mode, *args, timeout=300)
+            out[" ".join(mode)] = (run.returncode, run.stdout + run.stderr, (repo / "results").exists())
+        return out
+
     with ThreadPoolExecutor(max_workers=3) as pool:
-        done = {name: pool.submit(outcome, repo, name, args) for repo, name, args in work}
+        done = {name: pool.submit(outcome, name) for name in sorted(END_TO_END)}
     return {name: future.result() for name, future in done.items()}
 
 
-def assert_refused(result: dict[str, tuple[int, str, bool]], expect: list[str]) -> None:
-    for mode, (code, text, made_results) in result.items():
+EXPECT = {c[0]: c[2] for c in BAD + MISSING + WARN}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(END_TO_END - {c[0] for c in WARN}))
+def test_snakemake_refuses_before_any_job(outcomes, name):
+    for mode, (code, text, made_results) in outcomes[name].items():
         assert code != 0, f"{mode}: accepted\n{text[-3000:]}"
         assert "invalid configuration" in text, text[-3000:]
-        for part in expect:
+        for part in EXPECT[name]:
             assert part in text, f"{mode}: {part!r} not in\n{text[-3000:]}"
         assert "Traceback" not in text, text[-3000:]
         assert not made_results, f"{mode}: results/ was created"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
-def test_bad_value_is_refused(outcomes, name, extra, expect):
-    assert_refused(outcomes[name], expect)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
-def test_missing_key_is_refused(outcomes, name, key, expect):
-    assert_refused(outcomes[name], expect)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name, extra, expect", WARN, ids=[c[0] for c in WARN])
-def test_suspicious_value_warns(outcomes, name, extra, expect):
-    ((code, text, _),) = outcomes[name].values()
+@pytest.mark.parametrize("name", sorted(END_TO_END & {c[0] for c in WARN}))
+def test_snakemake_warns_and_goes_ahead(outcomes, name):
+    code, text, _ = outcomes[name]["-n"]
     assert code == 0, text[-3000:]
-    for part in expect:
+    for part in EXPECT[name]:
         assert part in text, f"{part!r} not in\n{text[-3000:]}"
-
-
-@pytest.mark.slow
-def test_real_runs_are_tried(outcomes):
-    assert {name for name, result in outcomes.items() if "--cores 1" in result} == REAL_RUN
 
 
 def test_cases_are_distinct():
     names = [c[0] for c in BAD + MISSING + WARN]
     assert len(names) == len(set(names))
     assert len({c[1] for c in BAD}) == len(BAD)
+    assert END_TO_END <= set(names)
 
 
 def test_backbone_modalities_agree_with_the_loader():

@@ -1,5 +1,5 @@
 """The boundary fit recovers known laws from labels drawn on the default atlas grid, and its
-intervals come from the data, not from the grid's spacing (benign/boundaries.py)."""
+intervals come from the data, not from the grid's spacing (benign/analysis/boundaries.py)."""
 
 from pathlib import Path
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from benign import boundaries
+from benign.analysis import boundaries
 from benign.tables import boundaries as tables
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from benign.schema import MEASURED
-from benign.trainer import RunSpec, train_batch, train_runs
+from benign.core.schema import MEASURED
+from benign.synthetic.trainer import RunSpec, train_batch, train_runs
 
 SPECS = [
     RunSpec(
@@ -32,9 +32,9 @@ SPECS = [
 CHILD = """
 import sys, torch
 torch.set_num_threads(1)
-sys.path.insert(0, {tests!r})
-from test_checkpoint import SPECS
-from benign.trainer import stop_on_signals, train_runs
+sys.path.insert(0, {root!r})
+from tests.test_checkpoint import SPECS
+from benign.synthetic.trainer import stop_on_signals, train_runs
 stop_on_signals()
 train_runs(SPECS, device="cpu", checkpoint_dir={folder!r}, checkpoint_every={every})
 """
@@ -48,7 +48,7 @@ def _strip(frames):
 
 def test_killed_job_resumes_to_the_same_result(tmp_path):
     folder = tmp_path / "ckpt"
-    code = CHILD.format(tests=os.path.dirname(__file__), folder=str(folder), every=50)
+    code = CHILD.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder=str(folder), every=50)
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(folder.glob("running-*.pt")):
@@ -96,7 +96,7 @@ def test_a_checkpoint_that_is_not_plain_tensors_is_refused_and_the_batch_recompu
 
 def test_finished_batches_are_kept_as_parquet(tmp_path):
     """A job killed between batches keeps the finished ones as Parquet frames, read back exactly."""
-    from benign.trainer import load_frames, save_frames
+    from benign.synthetic.trainer import load_frames, save_frames
 
     frames = train_batch(SPECS[:1], device="cpu")
     save_frames(tmp_path / "done-x", frames)
@@ -113,7 +113,7 @@ def test_a_job_told_to_stop_checkpoints_exits_75_and_resumes_to_the_same_result(
     """SLURM's SIGTERM at a time limit: the job writes its checkpoint at the end of the step it
     is in, exits with 75, and the retry resumes from it."""
     folder = tmp_path / "ckpt"
-    code = CHILD.format(tests=os.path.dirname(__file__), folder=str(folder), every=100)
+    code = CHILD.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder=str(folder), every=100)
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(folder.glob("running-*.pt")):  # training has started

@@ -38,7 +38,7 @@ def test_bad_value_is_named():
 
 
 def test_every_registered_model_trains_from_the_command_line():
-    from benign import registry
+    from benign.core import registry
 
     for name in registry.MODELS:
         extra = ("--mlp-dim", "8") if "mlp_dim" in registry.MODELS[name].run_keys else ()
@@ -48,3 +48,13 @@ def test_every_registered_model_trains_from_the_command_line():
         assert out.returncode == 0, (name, out.stderr)
         row = json.loads(out.stdout)
         assert row["model"] == name and row["status"] == "ok" and row["regime"] is not None
+
+
+def test_the_artifact_index_of_the_docs_is_the_tables(root):
+    """README.md and docs/artifacts.md hold the index written from benign/config/artifacts.py."""
+    from benign.config import artifacts
+
+    for name in artifacts.INDEXED:
+        text = (root / name).read_text()
+        assert artifacts.with_index(text) == text, f"{name}: run python -m benign artifacts --write"
+        assert artifacts.index() in text

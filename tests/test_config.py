@@ -82,8 +82,8 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
 
 
 def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
-    from benign.theory import atlas_labels
-    from benign.trainer import RunSpec, train_runs
+    from benign.analysis.theory import atlas_labels
+    from benign.synthetic.trainer import RunSpec, train_runs
 
     base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
     base["synthetic"]["defaults"].update(T=4, n_test=20)

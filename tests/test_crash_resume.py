@@ -2,7 +2,7 @@
 on a rerun, with the same tables as an uninterrupted run and no stray files in results/.
 
 Each trial builds the metrics tables in a fresh copy, kills the whole process group at a
-seeded random moment (one in each quarter of the run, counted in finished jobs; one trial kills
+seeded random moment (one in each half of the run, counted in finished jobs; one trial kills
 while a job of the atlas's refinement trains, a last one as soon as a training job has saved a
 checkpoint), then runs it again to the end. A killed Snakemake cannot release its lock on the working directory, so the rerun is
 refused until ``snakemake --unlock`` (the remedy its message gives); the trials do the same.
@@ -27,11 +27,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from workflow_utils import build_tables, copy_repo, files_under, processes_in, read_tables, snakemake, table_args
 
-from benign.schema import MEASURED
+from benign.core.schema import MEASURED
+from tests.helpers.workflow_utils import (
+    build_tables,
+    copy_repo,
+    files_under,
+    processes_in,
+    read_tables,
+    snakemake,
+    table_args,
+)
 
-TRIALS = 4
+TRIALS = 2
 SEED = 20250713
 DROP = (*MEASURED, "device")  # the only columns allowed to differ
 CRASH = "synthetic: {token: {delayed: {steps: 1000}, sweeps: {heatmap: {batches_per_job: 6}}}}\n"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign.trainer import RunSpec, train_runs
+from benign.synthetic.trainer import RunSpec, train_runs
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -74,7 +74,7 @@ def test_encoder_cuda_graph_replays_the_eager_step(monkeypatch, defer_steps):
     """The captured step graphs (one per state of the pending updates: 1 without deferral, 3
     with updates deferred by 3 steps) give the eager step's numbers, an evaluation (which
     folds the pending updates early) in between."""
-    from benign import models
+    from benign.synthetic import models
 
     def run(graphs: str):
         monkeypatch.setenv("BENIGN_CUDA_GRAPHS", graphs)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from smoke_run import local_smoke_run
-from workflow_utils import REAL_TABLES, TABLES, build_tables, copy_repo, files_under, read_tables
 
-from benign.schema import MEASURED
+from benign.core.schema import MEASURED
+from tests.helpers.smoke_run import local_smoke_run
+from tests.helpers.workflow_utils import REAL_TABLES, TABLES, build_tables, copy_repo, files_under, read_tables
 
 ALL = TABLES + REAL_TABLES
 

@@ -5,7 +5,7 @@ import sys
 
 import torch
 
-from benign import device
+from benign.core import device
 
 
 def test_override_and_cpu_fallback(monkeypatch):
@@ -21,7 +21,7 @@ def test_concurrent_jobs_claim_different_gpus(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     code = (
-        "import sys, time; from pathlib import Path; from benign.device import claim_gpu; "
+        "import sys, time; from pathlib import Path; from benign.core.device import claim_gpu; "
         f"print(claim_gpu(3, Path({str(tmp_path)!r})), flush=True); time.sleep(3)"
     )
     first = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

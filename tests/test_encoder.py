@@ -3,10 +3,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from reference_models import encoder_dense
 
-from benign import models
-from benign.speed import settings
+from benign.synthetic import models
+from benign.synthetic.speed import settings
+from tests.helpers.reference_models import encoder_dense
 
 
 def _batch(norms, etas, lrs=None, defer_rows=None, defer_steps=None):

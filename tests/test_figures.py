@@ -1,15 +1,17 @@
-import frames
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
 
-from benign import metrics, schema
+from benign.analysis import metrics
+from benign.core import schema
 from benign.figures import real as real_figures
 from benign.figures import style
 from benign.figures import synthetic as synthetic_figures
-from benign.synthetic import SyntheticConfig
-from benign.token_projection import token_projection
+from benign.synthetic.data_model import DataSpec
+from benign.synthetic.token_projection import token_projection
+from tests.helpers import frames
+from tests.helpers.frames import heatmap_runs
 
 rng = np.random.default_rng(0)
 
@@ -24,7 +26,7 @@ def assert_rendered(stem):
 
 
 def test_token_projection(tmp_path):
-    cfg = SyntheticConfig(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
+    cfg = DataSpec(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
     points = token_projection(cfg, {"harmful": 1.0, "benign": 0.06, "not_overfitting": 0.001})
     synthetic_figures.token_projection(points, cfg, tmp_path / "fig1")
     assert_rendered(tmp_path / "fig1")
@@ -91,43 +93,6 @@ def test_softmax_dynamics(tmp_path, model):
     attention = frames.conform(att, schema.ATTENTION)
     synthetic_figures.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
     assert_rendered(tmp_path / "dyn")
-
-
-def heatmap_runs():
-    rows = []
-    for d in (250, 375, 500, 625):
-        for norm in (5.0, 7.5, 10.0):
-            for seed in (1, 2):
-                rows.append(
-                    dict(
-                        d=d,
-                        signal_norm=norm,
-                        seed=seed,
-                        train_loss=0.4 + d / 1e4 + seed / 100,
-                        test_loss=norm / 10,
-                        train_acc=1.0,
-                        test_acc=0.5 + norm / 20,
-                    )
-                )
-    rows[0].update(
-        status="diverged", train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan, regime=None
-    )
-    rows[7].update(test_loss=np.nan)  # status ok but a non-finite metric: must be masked too
-    return frames.runs(rows)
-
-
-def test_cell_grid_masks_diverged_and_nan():
-    runs = heatmap_runs()
-    grid = metrics.cell_grid(runs, "d", "signal_norm", "train_loss")
-    assert list(grid.x) == [250, 375, 500, 625] and list(grid.y) == [5.0, 7.5, 10.0]
-    assert grid.diverged[0, 0] and grid.diverged.sum() == 1 and grid.values.mask[0, 0]
-    assert np.isfinite(grid.values.compressed()).all() and grid.values.count() == 11
-    assert grid.values[1, 2] == pytest.approx(0.4 + 500 / 1e4 + 0.015)  # mean over seeds 1, 2
-    assert (grid.runs == 2).all()
-    test = metrics.cell_grid(runs, "d", "signal_norm", "test_loss")
-    row7 = runs.iloc[7]
-    i, j = list(test.y).index(row7["signal_norm"]), list(test.x).index(row7["d"])
-    assert test.diverged[i, j] and test.values.mask[i, j] and test.diverged.sum() == 2
 
 
 def test_loss_heatmap(tmp_path):
@@ -298,28 +263,6 @@ def test_real_attention_dynamics(tmp_path):
     assert_rendered(tmp_path / "att")
 
 
-def test_delayed_milestones_hand_worked():
-    # two runs; mean train accuracy reaches 1 at step 10 (0.9/1.0 at step 5 do not)
-    rows = []
-    for run, (acc5, loss10) in {"a": (0.9, 0.50), "b": (1.0, 0.46)}.items():
-        rows += [
-            dict(run_id=run, step=1, train_acc=0.5, test_acc=0.98, test_loss=0.69, train_loss=0.69),
-            dict(run_id=run, step=5, train_acc=acc5, test_acc=0.99, test_loss=0.60, train_loss=0.6),
-            dict(run_id=run, step=10, train_acc=1.0, test_acc=1.0, test_loss=loss10, train_loss=0.5),
-            dict(run_id=run, step=100, train_acc=1.0, test_acc=1.0, test_loss=0.42, train_loss=0.41),
-        ]
-    m = metrics.delayed_milestones(pd.DataFrame(rows))
-    assert m["fit_step"] == 10 and m["first_step"] == 1 and m["last_step"] == 100
-    assert m["test_loss_fit"] == pytest.approx(0.48) and m["test_loss_last"] == pytest.approx(0.42)
-    assert m["test_acc_first"] == pytest.approx(0.98)
-    never = pd.DataFrame(rows).assign(train_acc=0.9)
-    assert metrics.delayed_milestones(never)["fit_step"] is None
-
-
-def test_token_loss_floor_is_the_spec_value():
-    assert metrics.TOKEN_LOSS_FLOOR == pytest.approx(0.401, abs=5e-4)
-
-
 def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
     import matplotlib.pyplot as plt
 
@@ -337,13 +280,13 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
 def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     import pandas as pd
 
+    from benign.analysis.milestones import annotate
+    from benign.analysis.theory import Criteria, atlas_labels
     from benign.config.plan import sweeps_jobs
     from benign.figures import atlas as atlas_figures
-    from benign.milestones import annotate
+    from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
     from benign.tables.generalization_times import generalization_times
-    from benign.theory import Criteria, atlas_labels
-    from benign.trainer import RunSpec, train_runs
 
     base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
             if k not in ("seed", "setting")}  # fmt: skip

@@ -1,4 +1,4 @@
-"""Job fingerprints come from what each job imports (benign/fingerprint.py), so an edit reruns
+"""Job fingerprints come from what each job imports (benign/core/fingerprint.py), so an edit reruns
 exactly the jobs that run the edited module.
 
 Two kinds of check:
@@ -18,9 +18,10 @@ import subprocess
 import sys
 
 import pytest
-from workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
 
-from benign import fingerprint, registry
+from benign.config import artifacts
+from benign.core import fingerprint, registry
+from tests.helpers.workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
 
 TRAINING = {"train_synthetic", "train_real", "features_real", "fetch_dataset", "token_projection_points"}
 
@@ -59,7 +60,7 @@ def edited(done, tmp_path, module: str):
 
 
 def test_editing_theory_reruns_no_training_job(done, tmp_path):
-    jobs = edited(done, tmp_path, "theory.py")
+    jobs = edited(done, tmp_path, "analysis/theory.py")
     assert jobs and not TRAINING & set(jobs), jobs  # figures and tables only
     assert "figure_loss_heatmap" in jobs and "table_synthetic_regimes" in jobs
 
@@ -68,7 +69,7 @@ def test_editing_a_config_message_reruns_nothing(done, tmp_path):
     assert edited(done, tmp_path, "config/validate.py") == {}
 
 
-@pytest.mark.parametrize("module", ["figures/synthetic.py", "tables/real.py", "metrics.py"])
+@pytest.mark.parametrize("module", ["figures/synthetic.py", "tables/real.py", "analysis/metrics.py"])
 def test_editing_figures_or_tables_reruns_no_training_job(done, tmp_path, module):
     jobs = edited(done, tmp_path, module)
     assert jobs and not TRAINING & set(jobs), jobs
@@ -77,7 +78,7 @@ def test_editing_figures_or_tables_reruns_no_training_job(done, tmp_path, module
 def test_editing_the_encoder_reruns_only_the_encoder_jobs(done, tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(done, repo, symlinks=True)
-    path = repo / "benign/models/encoder.py"
+    path = repo / "benign/synthetic/models/encoder.py"
     path.write_text(path.read_text() + "\n# edited\n")
     dry = snakemake(repo, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
@@ -108,8 +109,8 @@ def test_a_training_job_loads_only_modules_of_its_fingerprint(name):
     the model picked by name included, is covered."""
     keys = {"mlp_dim": 4} if "mlp_dim" in registry.MODELS[name].run_keys else {}
     body = (
-        "from benign.io import log_to\nfrom benign.schema import ATTENTION, CURVES, RUNS, write_parquet\n"
-        "from benign.trainer import RunSpec, train_runs\n"
+        "from benign.core.io import log_to\nfrom benign.core.schema import ATTENTION, CURVES, RUNS, write_parquet\n"
+        "from benign.synthetic.trainer import RunSpec, train_runs\n"
         f"train_runs([RunSpec(model={name!r}, d=6, n=4, n_test=4, steps=3, **{keys!r})], device='cpu')"
     )
     covered = set(fingerprint.closure(ROOT / "workflow/scripts/train_synthetic.py", registry.MODELS[name].module))
@@ -125,6 +126,25 @@ def test_every_script_imports_only_modules_of_its_fingerprint(script):
 
 
 def test_closure_follows_imports_and_parent_packages():
-    names = fingerprint.closure("benign.models.encoder")
-    assert {"benign", "benign.models", "benign.models.data", "benign.speed.deferred", "benign.synthetic"} <= set(names)
-    assert "benign.theory" not in names and "benign.config.validate" not in names
+    names = fingerprint.closure("benign.synthetic.models.encoder")
+    assert {
+        "benign",
+        "benign.synthetic.models",
+        "benign.synthetic.models.batch_data",
+        "benign.synthetic.speed.deferred",
+        "benign.synthetic.data_model",
+    } <= set(names)
+    assert "benign.analysis.theory" not in names and "benign.config.validate" not in names
+
+
+@pytest.mark.parametrize("artifact", artifacts.generated(), ids=lambda a: a.name)
+def test_a_generated_rule_loads_only_modules_of_its_fingerprint(artifact):
+    """The render script picks an artifact's function and view by name: the rule's fingerprint
+    names their modules, and loading them loads nothing else."""
+    modules = [f.partition(":")[0] for f in (artifact.function, artifact.view) if f]
+    body = "\n".join(
+        ["from benign.config.artifacts import ARTIFACTS", "from benign.core.io import log_to"]
+        + [f"import {m}" for m in modules]
+    )
+    covered = set(fingerprint.closure(ROOT / "workflow/scripts/render.py", *modules))
+    assert loaded(body) <= covered, loaded(body) - covered

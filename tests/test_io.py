@@ -1,6 +1,6 @@
 """Atomic writes: the file appears whole or not at all, and leftovers of killed writers go."""
 
-from benign.io import atomic_path, write_text
+from benign.core.io import atomic_path, write_text
 
 
 def test_a_write_removes_the_temporary_files_of_a_killed_earlier_writer(tmp_path):

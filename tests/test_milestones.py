@@ -1,4 +1,4 @@
-"""Milestones read from hand-built curves, censoring included (benign/milestones.py)."""
+"""Milestones read from hand-built curves, censoring included (benign/analysis/milestones.py)."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign.milestones import annotate, milestones, order, run_milestones
-from benign.theory import Criteria
+from benign.analysis.milestones import annotate, milestones, order, run_milestones
+from benign.analysis.theory import Criteria
 
 STEPS = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
 
@@ -80,8 +80,8 @@ def test_order_of_the_two_times(fit, fit_c, gen, gen_c, words):
 
 
 def test_annotate_fills_the_runs_table_from_the_trainers_curves():
-    from benign.schema import RUNS, to_table
-    from benign.trainer import RunSpec, train_runs
+    from benign.core.schema import RUNS, to_table
+    from benign.synthetic.trainer import RunSpec, train_runs
 
     specs = [RunSpec(d=30, n=10, n_test=20, signal_norm=m, steps=60, log_every=5) for m in (2.0, 8.0)]
     runs, curves, _ = train_runs(specs, device="cpu")

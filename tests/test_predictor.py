@@ -1,12 +1,12 @@
-"""The regime predictor (benign/predictor.py, `python -m benign regime`) on a hand-made model."""
+"""The regime predictor (benign/analysis/predictor.py, `python -m benign regime`) on a hand-made model."""
 
 import math
 
 import pandas as pd
 import pytest
 
+from benign.analysis.predictor import OutsideModel, predict
 from benign.cli import main
-from benign.predictor import OutsideModel, predict
 
 
 def model_table() -> pd.DataFrame:

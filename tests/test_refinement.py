@@ -1,11 +1,11 @@
-"""The atlas's refinement (benign/refinement.py): new norms inside each transition of each line."""
+"""The atlas's refinement (benign/analysis/refinement.py): new norms inside each transition of each line."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benign.refinement import crossings, refinement_jobs, refinement_norms
-from benign.theory import Criteria
+from benign.analysis.refinement import crossings, refinement_jobs, refinement_norms
+from benign.analysis.theory import Criteria
 
 
 def test_crossings_are_the_neighbouring_norms_where_the_mean_label_crosses_a_half():

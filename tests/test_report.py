@@ -16,8 +16,9 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import pytest
-from smoke_run import SMOKE, local_smoke_run
-from workflow_utils import ROOT, snakemake
+
+from tests.helpers.smoke_run import SMOKE, local_smoke_run
+from tests.helpers.workflow_utils import ROOT, snakemake
 
 SCREENSHOT = ROOT / "results" / "report-screenshot.png"
 CHROMIUM_FLAGS = [

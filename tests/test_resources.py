@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from workflow_utils import snakemake
 
-from benign import models
 from benign.config import ConfigError, plan, resources
 from benign.config import validate as cv
+from benign.synthetic import models
+from tests.helpers.workflow_utils import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Selection metrics (benign/selection.py) against hand-built attention, and the trainer's
+"""Selection metrics (benign/analysis/selection.py) against hand-built attention, and the trainer's
 selection columns against a direct float64 evaluation of the materialised model."""
 
 import math
@@ -8,8 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from benign import models, selection, synthetic
-from benign.trainer import RunSpec, train_runs
+from benign.analysis import selection
+from benign.synthetic import data_model as synthetic
+from benign.synthetic import models
+from benign.synthetic.trainer import RunSpec, train_runs
 
 
 def test_hand_built_attention():
@@ -62,7 +64,7 @@ def test_reference_losses_hand_worked():
 def direct(run: RunSpec, W: torch.Tensor, p: torch.Tensor) -> dict:
     """The selection metrics of one run with parameters (W, p), computed sample by sample on
     its materialised data in float64."""
-    data = synthetic.generate(synthetic.SyntheticConfig(**{k: getattr(run, k) for k in
+    data = synthetic.generate(synthetic.DataSpec(**{k: getattr(run, k) for k in
                                                            ("n", "T", "d", "rho", "signal_norm", "eta", "sigma", "n_test", "seed")}))  # fmt: skip
     out = {}
     for split, X, y in (("test", data.X_test, data.y_test), ("train", data.X_train, data.y_train)):

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from smoke_run import SMOKE, local_smoke_run
-from workflow_utils import ROOT, copy_repo
 
-from benign.schema import MEASURED
+from benign.core.schema import MEASURED
+from tests.helpers.smoke_run import SMOKE, local_smoke_run
+from tests.helpers.workflow_utils import ROOT, copy_repo
 
 pytestmark = pytest.mark.slurm
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from smoke_run import local_smoke_run
 
-from benign.schema import MEASURED
+from benign.core.schema import MEASURED
+from tests.helpers.smoke_run import local_smoke_run
 
 STORED = Path(__file__).parent / "fixtures" / "smoke_tables"
 VOLATILE = [*MEASURED, "device", "code_version"]
@@ -43,7 +43,7 @@ def test_smoke_tables_equal_the_stored_copy(tmp_path_factory, stored):
 def test_the_atlas_tables_of_a_generated_run(tmp_path_factory):
     """The regime-boundaries table of a generated run: one row per boundary and horizon, every
     run of the atlas and its refinement counted once; the regime model answers inside its range."""
-    from benign.predictor import predict
+    from benign.analysis.predictor import predict
 
     repo, _ = local_smoke_run(tmp_path_factory)
     fits = pd.read_csv(repo / "results" / "tables" / "regime_boundaries.csv")

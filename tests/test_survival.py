@@ -1,12 +1,12 @@
-"""The censored regression of benign/survival.py recovers a known slope from simulated times
+"""The censored regression of benign/analysis/survival.py recovers a known slope from simulated times
 that are seen only at logged steps and censored at the horizon."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benign import survival
-from benign.trainer import log_steps
+from benign.analysis import survival
+from benign.synthetic.trainer import log_steps
 
 
 def simulated(slope: float, horizon: int = 10_000, runs: int = 400, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -5,14 +5,14 @@ import math
 import pytest
 import torch
 
-from benign import synthetic
 from benign.config import ConfigError
 from benign.config.validate import check_run
-from benign.label_noise import n_flips
+from benign.synthetic import data_model as synthetic
+from benign.synthetic.label_noise import n_flips
 
 
 def test_token_means_and_noise_statistics():
-    cfg = synthetic.SyntheticConfig(n=400, T=5, d=300, rho=0.3, signal_norm=7.0, eta=0.0, n_test=2, seed=3)
+    cfg = synthetic.DataSpec(n=400, T=5, d=300, rho=0.3, signal_norm=7.0, eta=0.0, n_test=2, seed=3)
     data = synthetic.generate(cfg)
     X, y = data.X_train, data.y_true
     pos, neg = X[y > 0], X[y < 0]
@@ -32,7 +32,7 @@ def test_token_means_and_noise_statistics():
 
 
 def test_sigma_scales_noise():
-    data = synthetic.generate(synthetic.SyntheticConfig(n=50, d=400, sigma=2.5, n_test=2, signal_norm=1.0))
+    data = synthetic.generate(synthetic.DataSpec(n=50, d=400, sigma=2.5, n_test=2, signal_norm=1.0))
     assert abs(data.X_train[:, 3:, 2:].std().item() - 2.5) < 0.05
 
 
@@ -46,16 +46,16 @@ def test_exact_flip_counts_half_per_class(n, eta, flips):
     y = synthetic.balanced_labels(n)
     assert mask.sum() == flips
     assert mask[y > 0].sum() == mask[y < 0].sum() == flips // 2
-    data = synthetic.generate(synthetic.SyntheticConfig(n=n, eta=eta, d=10, n_test=2))
+    data = synthetic.generate(synthetic.DataSpec(n=n, eta=eta, d=10, n_test=2))
     assert torch.equal(data.y_train[data.noisy], -data.y_true[data.noisy])
     assert torch.equal(data.y_train[~data.noisy], data.y_true[~data.noisy])
 
 
 def test_seed_determinism_and_independent_test_set():
-    cfg = synthetic.SyntheticConfig(n=20, d=50, n_test=20, seed=9)
+    cfg = synthetic.DataSpec(n=20, d=50, n_test=20, seed=9)
     a, b = synthetic.generate(cfg), synthetic.generate(cfg)
     assert torch.equal(a.X_train, b.X_train) and torch.equal(a.X_test, b.X_test) and torch.equal(a.noisy, b.noisy)
-    c = synthetic.generate(synthetic.SyntheticConfig(n=20, d=50, n_test=20, seed=10))
+    c = synthetic.generate(synthetic.DataSpec(n=20, d=50, n_test=20, seed=10))
     assert not torch.equal(a.X_train, c.X_train)
     # the test set is an independent draw: no test sample equals a training sample
     assert torch.cdist(a.X_test.reshape(20, -1), a.X_train.reshape(20, -1)).min() > 1.0
@@ -63,8 +63,8 @@ def test_seed_determinism_and_independent_test_set():
 
 
 def test_noise_shared_across_signal_norms():
-    a = synthetic.generate(synthetic.SyntheticConfig(d=30, n_test=4, signal_norm=5.0, rho=0.2))
-    b = synthetic.generate(synthetic.SyntheticConfig(d=30, n_test=4, signal_norm=9.0, rho=0.1))
+    a = synthetic.generate(synthetic.DataSpec(d=30, n_test=4, signal_norm=5.0, rho=0.2))
+    b = synthetic.generate(synthetic.DataSpec(d=30, n_test=4, signal_norm=9.0, rho=0.1))
     assert torch.equal(a.X_train[..., 2:], b.X_train[..., 2:])
 
 
@@ -82,4 +82,4 @@ def test_head_vector():
 )  # fmt: skip
 def test_bad_values_are_refused_by_name(kwargs, word):
     with pytest.raises(ConfigError, match=word):
-        check_run({**synthetic.SyntheticConfig().__dict__, "model": "token", "lr": 1.0, "steps": 1, **kwargs}, "run")
+        check_run({**synthetic.DataSpec().__dict__, "model": "token", "lr": 1.0, "steps": 1, **kwargs}, "run")

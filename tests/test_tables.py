@@ -1,6 +1,5 @@
 from pathlib import Path
 
-import frames
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,8 +7,9 @@ import pytest
 from benign.tables import common as common_tables
 from benign.tables import real as real_tables
 from benign.tables import synthetic as synthetic_tables
+from tests.helpers import frames
 
-REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "data" / "reference" / "table6.csv"
+REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "tables" / "reference" / "table6.csv"
 SUMMARY = REFERENCE.with_name("table2_summary.csv")
 # setting: d, ||mu||, test accuracy, normalised test loss r (harmful: attention stays near uniform)
 SETTINGS = {

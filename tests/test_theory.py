@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign import theory
+from benign.analysis import theory
 
 
 def test_snr_hand_value():
@@ -77,7 +77,7 @@ def test_uniform_attention_accuracy_cannot_see_d():
     Phi(||mu|| / (sigma sqrt(2T))) whatever d (docs/regimes.md#why-accuracy-cannot-see-d)."""
     from scipy.stats import norm
 
-    from benign.trainer import RunSpec, train_runs
+    from benign.synthetic.trainer import RunSpec, train_runs
 
     for d in (200, 3200):
         runs, _, _ = train_runs([RunSpec(d=d, n=10, T=8, signal_norm=4.0, n_test=4000, steps=1)], device="cpu")
@@ -85,7 +85,7 @@ def test_uniform_attention_accuracy_cannot_see_d():
 
 
 def test_regimes_at_each_horizon_use_the_last_logged_step_before_it():
-    from benign.theory import regimes_at
+    from benign.analysis.theory import regimes_at
 
     curves = pd.DataFrame({"run_id": "r", "step": [0, 10, 100, 1000],
                            "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_loss_normalised": [1.0, 0.9, 0.4, 0.6],

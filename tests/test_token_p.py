@@ -5,8 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from benign import models, synthetic
-from benign.models.token_selection import init_W
+from benign.synthetic import data_model as synthetic
+from benign.synthetic import models
+from benign.synthetic.models.token_selection import init_W
 
 N, T, D, N_TEST, SEED, LR, STEPS = 10, 4, 30, 20, 3, 0.05, 40
 
@@ -18,9 +19,7 @@ N, T, D, N_TEST, SEED, LR, STEPS = 10, 4, 30, 20, 3, 0.05, 40
 def test_p_only_matches_dense_autograd_with_W_frozen(name, W0):
     model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=N_TEST, seed=SEED, signal_norms=[5.0, 9.0],
                          rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[LR, LR])  # fmt: skip
-    data = synthetic.generate(
-        synthetic.SyntheticConfig(n=N, T=T, d=D, n_test=N_TEST, signal_norm=5.0, eta=0.2, seed=SEED)
-    )
+    data = synthetic.generate(synthetic.DataSpec(n=N, T=T, d=D, n_test=N_TEST, signal_norm=5.0, eta=0.2, seed=SEED))
     W = W0()
     p = torch.zeros(D, dtype=torch.float64, requires_grad=True)
 

@@ -3,13 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from benign.synthetic import SyntheticConfig, generate
-from benign.token_projection import FIGURE1_DATA, FIGURE1_LAMBDAS, projection_accuracy, token_projection
+from benign.synthetic.data_model import DataSpec, generate
+from benign.synthetic.token_projection import FIGURE1_DATA, FIGURE1_LAMBDAS, projection_accuracy, token_projection
 
-SMALL = SyntheticConfig(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=3)
+SMALL = DataSpec(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=3)
 
 
-def naive_points(cfg: SyntheticConfig, lam: float):
+def naive_points(cfg: DataSpec, lam: float):
     """Sample by sample, from the dense tokens and the data model's definition of the signal."""
     data = generate(cfg)
     X, Xt = data.X_train.numpy(), data.X_test.numpy()

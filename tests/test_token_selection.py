@@ -2,10 +2,11 @@
 
 import torch
 import torch.nn.functional as F
-from reference_models import token_model_dense
 
-from benign import models, synthetic
-from benign.models.token_selection import init_W
+from benign.synthetic import data_model as synthetic
+from benign.synthetic import models
+from benign.synthetic.models.token_selection import init_W
+from tests.helpers.reference_models import token_model_dense
 
 
 def _batch(norms, etas, rhos=None, lrs=None, **kw):
@@ -26,7 +27,7 @@ def _batch(norms, etas, rhos=None, lrs=None, **kw):
 def test_matches_dense_reference_losses_and_parameters():
     steps, lr = 40, 0.05
     model = _batch([5.0, 7.0], [0.2, 0.0])
-    cfg = synthetic.SyntheticConfig(n=10, T=4, d=30, n_test=20, signal_norm=5.0, eta=0.2, seed=3)
+    cfg = synthetic.DataSpec(n=10, T=4, d=30, n_test=20, signal_norm=5.0, eta=0.2, seed=3)
     history, W_ref, p_ref = token_model_dense(synthetic.generate(cfg), init_W(30, 3), lr, steps)
     for k in range(steps + 1):
         f, att = model.outputs_train()

@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from reference_models import token_model_dense
 
-from benign import synthetic
 from benign.config import ConfigError
 from benign.config.validate import check_run
-from benign.models.token_selection import init_W
-from benign.schema import ATTENTION, CURVES, RUNS, to_table
-from benign.trainer import RunSpec, log_steps, train_runs
+from benign.core.schema import ATTENTION, CURVES, RUNS, to_table
+from benign.synthetic import data_model as synthetic
+from benign.synthetic.models.token_selection import init_W
+from benign.synthetic.trainer import RunSpec, log_steps, train_runs
+from tests.helpers.reference_models import token_model_dense
 
 SMALL = dict(n=10, T=4, d=30, n_test=20, steps=40, lr=0.05, seed=3)
 
@@ -34,7 +34,7 @@ def test_frames_conform_and_match_reference():
         to_table(df, schema)  # raises if a column is missing or mistyped
     history, _, _ = token_model_dense(
         synthetic.generate(
-            synthetic.SyntheticConfig(**{k: SMALL[k] for k in ("n", "T", "d", "n_test", "seed")}, signal_norm=5.0)
+            synthetic.DataSpec(**{k: SMALL[k] for k in ("n", "T", "d", "n_test", "seed")}, signal_norm=5.0)
         ),
         init_W(30, 3),
         0.05,

@@ -9,11 +9,9 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from benign import registry
 from benign.config import SWEEP_SEP, ConfigError, resources
 from benign.config.validate import (
     NAMED_SETTINGS,
-    RUN_KEYS,
     check_dataset,
     check_real_grid,
     check_run,
@@ -21,8 +19,8 @@ from benign.config.validate import (
     check_sweep,
     grid,
 )
-
-BATCH_KEYS = ("n", "T", "d", "seed")  # what a sweep's runs share to train as one batch, in the trainer's order
+from benign.core import registry
+from benign.synthetic import spec
 
 
 def configured_models(cfg: dict) -> list[str]:
@@ -32,9 +30,9 @@ def configured_models(cfg: dict) -> list[str]:
 
 def _base(cfg: dict, model: str) -> dict:
     syn = cfg["synthetic"]
-    base = {k: syn["defaults"][k] for k in RUN_KEYS}
+    base = {k: syn["defaults"][k] for k in spec.DEFAULT_KEYS}
     base["model"] = model
-    base["mlp_dim"] = syn[model].get("mlp_dim")  # the encoder's own run key (benign.registry)
+    base.update({k: syn[model].get(k) for k in spec.MODEL_KEYS})  # the models' own run keys (benign.core.registry)
     return base
 
 
@@ -142,7 +140,7 @@ def sweeps_jobs(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> di
         batches: dict[tuple, list[dict]] = {}
         for run in runs:
             if run["setting"].split(SWEEP_SEP)[0] == name:
-                batches.setdefault(tuple(run[k] for k in BATCH_KEYS), []).append(run)
+                batches.setdefault(spec.batch_key(run), []).append(run)
         keys = sorted(batches)
         per_job = sweep.get("batches_per_job", 1)
         for k in range(0, len(keys), per_job):
@@ -317,7 +315,7 @@ def real_feature_rows(cfg: dict, dataset: str) -> tuple[int, list[int]]:
 
 
 def max_margin_runs(config: dict) -> dict[str, list[dict]]:
-    """The runs of the attention-SVM check (``max_margin``, benign.svm_alignment), per model: the W-fixed model at the named
+    """The runs of the attention-SVM check (``max_margin``, benign.synthetic.max_margin_alignment), per model: the W-fixed model at the named
     settings and along the SNR sweep, the paper's model at the named settings (its own seeds);
     n, T, rho, eta, sigma and lr from the synthetic defaults."""
     cfg = config.get("max_margin")
@@ -325,7 +323,7 @@ def max_margin_runs(config: dict) -> dict[str, list[dict]]:
         return {}
     defaults = config["synthetic"]["defaults"]
     # the model builds a test set; the alignment reads only the training set, so it is the smallest
-    base = {**{k: defaults[k] for k in ("n", "T", "rho", "eta", "sigma", "lr")}, "n_test": 2}
+    base = {**{k: defaults[k] for k in spec.DEFAULT_KEYS}, "n_test": 2, **{k: None for k in spec.MODEL_KEYS}}
     named = [(name, s["d"], s["signal_norm"]) for name, s in cfg["settings"].items()]
     sweep = cfg.get("snr_sweep")
     plans = {cfg["model"]: (named + [(f"snr_{m:g}", sweep["d"], m) for m in sweep["signal_norm"]] if sweep else named,

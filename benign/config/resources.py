@@ -15,9 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 
+from benign.core import registry
 from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
-from benign.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
+from benign.synthetic import spec
+from benign.synthetic.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 DEVICE_KINDS = ("cpu", "cuda")
 # A job's process before it computes (Python, torch, numpy, pandas, pyarrow loaded); the
@@ -82,8 +85,9 @@ def _kind(device: str) -> str:
 # ---------------------------------------------------------------- synthetic batches
 
 
-def _token_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one token-model batch (benign/models/token_selection.py)."""
+def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
+    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py)."""
+    n, T, d, n_test, steps = run["n"], run["T"], run["d"], run["n_test"], run["steps"]
     N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
     shared = d * d + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
     per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients
@@ -93,8 +97,9 @@ def _token_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, device
     return b * (shared + B * per_run) + host, seconds / DEVICE_SPEED[device]["token"]
 
 
-def _encoder_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, m: int, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one encoder batch (benign/models/encoder.py)."""
+def encoder_batch(B: int, run: dict, device: str) -> tuple[float, float]:
+    """(bytes, seconds) of one encoder batch (benign/synthetic/models/encoder.py)."""
+    n, T, d, n_test, steps, m = run["n"], run["T"], run["d"], run["n_test"], run["steps"], run["mlp_dim"]
     b = DTYPE_BYTES[("encoder", device)]
     params = 3 * d * d + 2 * d * m + 7 * d + m + 1
     deferred = 2 * DEFER_ROWS * 2 * d + (DEFER_ROWS // n) * n * ((d + d) + (d + m) + (m + d))  # Wq, Wk; Wv, W1, W2
@@ -109,23 +114,25 @@ def _encoder_batch(B: int, n: int, T: int, d: int, n_test: int, steps: int, m: i
 
 
 def batch_need(runs: Sequence[dict], device: str = "cpu") -> tuple[float, float]:
-    """(bytes, seconds) of the runs of one batch (they share model, n, T, d, n_test, steps)."""
-    device = _kind(device)
-    r = runs[0]
-    if r["model"] == "encoder":
-        return _encoder_batch(len(runs), r["n"], r["T"], r["d"], r["n_test"], r["steps"], r["mlp_dim"], device)
-    return _token_batch(len(runs), r["n"], r["T"], r["d"], r["n_test"], r["steps"], device)
+    """(bytes, seconds) of the runs of one batch (they share a batch key), from their model's cost
+    function (benign.core.registry.Model.cost)."""
+    return model_cost(runs[0]["model"])(len(runs), runs[0], _kind(device))
 
 
-def batch_key(run: dict) -> tuple:
-    """What the runs of one batch share (benign.trainer.RunSpec.batch_key, without torch)."""
-    return tuple(run.get(k) for k in ("model", "n", "T", "d", "sigma", "n_test", "seed", "steps", "mlp_dim"))
+def model_cost(name: str):
+    """The cost function of model ``name``; a ValueError naming the model if it cannot be loaded."""
+    cost = registry.model(name).cost
+    module, _, function = cost.partition(":")
+    try:
+        return getattr(import_module(module), function)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"model {name!r}: its cost function {cost!r} cannot be loaded ({err})") from None
 
 
 def batches(runs: Sequence[dict]) -> list[list[dict]]:
     out: dict[tuple, list[dict]] = {}
     for run in runs:
-        out.setdefault(batch_key(run), []).append(run)
+        out.setdefault(spec.batch_key(run), []).append(run)
     return list(out.values())
 
 

@@ -16,16 +16,16 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from benign import registry
 from benign.config import ConfigError
-from benign.label_noise import n_flips
+from benign.core import registry
+from benign.synthetic import spec
+from benign.synthetic.label_noise import n_flips
 
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
-RUN_KEYS = ("n", "T", "rho", "eta", "sigma", "n_test", "lr", "steps")
 
 
 def schema(schema_path: str | Path) -> dict:
-    """The schema file completed from benign.registry: a ``synthetic.<model>`` block for every
+    """The schema file completed from benign.core.registry: a ``synthetic.<model>`` block for every
     registered model (the generic block plus the model's own run keys), and the source and
     backbone kinds."""
     out = yaml.safe_load(Path(schema_path).read_text())
@@ -36,12 +36,26 @@ def schema(schema_path: str | Path) -> dict:
         block["required"] = block["required"] + list(entry.run_keys)
         block["description"] = f"the {entry.label} ({name})"
         synthetic[name] = block
+    _from_spec(out)
     real = out["properties"]["real"]["properties"]
     real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]["enum"] = list(
         registry.SOURCE_KINDS
     )
     real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(registry.BACKBONE_KINDS)
     return out
+
+
+def _from_spec(out: dict) -> None:
+    """The run parameters' entries of the schema, from benign.synthetic.spec: the keys of
+    ``synthetic.defaults``, and a sweep's axes and fixed values."""
+    entry = {f.name: {**f.metadata["schema"], "description": f.metadata["help"]} for f in spec.FIELDS}
+    defaults = out["properties"]["synthetic"]["properties"]["defaults"]
+    defaults["properties"] = {k: entry[k] for k in spec.DEFAULT_KEYS}
+    defaults["required"] = list(spec.DEFAULT_KEYS)
+    sweep = out["$defs"]["sweep"]["properties"]
+    sweep["axes"]["properties"] = {k: {"$ref": spec.FIELDS_BY_NAME[k].metadata["axis"]} for k in spec.SWEEP_AXES}
+    fixed = [k for k in spec.NUMBERS if k in spec.SWEEP_AXES or k in spec.DEFAULT_KEYS and k != "steps"]
+    sweep["fixed"]["properties"] = {k: entry[k] for k in fixed}
 
 
 def validate_config(cfg: dict, schema_path: str | Path) -> None:
@@ -199,10 +213,10 @@ def check_run(run: dict, where: str) -> None:
     def bad(key, allowed):
         raise ConfigError(f"{where}.{key} = {run.get(key)!r}: {allowed}")
 
-    for key in ("n", "T", "d", "n_test", "steps", "seed"):
-        if not _is_int(run.get(key)):
+    for key in spec.INTEGERS:
+        if key in spec.NUMBERS and key not in spec.MODEL_KEYS and not _is_int(run.get(key)):
             bad(key, "must be an integer")
-    for key in ("rho", "signal_norm", "sigma", "lr", "eta"):
+    for key in spec.REALS:
         if not _is_number(run.get(key)):
             bad(key, "must be a finite number")
     if run["n"] < 2 or run["n"] % 2:
@@ -213,8 +227,8 @@ def check_run(run: dict, where: str) -> None:
         bad("T", "must be >= 3 (a relevant, a weak and an opposite-class token)")
     if run["d"] < 2:
         bad("d", "must be >= 2 (two orthogonal class signals)")
-    for key in ("rho", "signal_norm", "sigma", "lr"):
-        if run[key] <= 0:
+    for key in spec.REALS:  # the positive ones (their schema: posnum)
+        if spec.FIELDS_BY_NAME[key].metadata["schema"] == spec.POSNUM and run[key] <= 0:
             bad(key, "must be positive")
     if run["steps"] < 1:
         bad("steps", "must be >= 1")
@@ -284,7 +298,7 @@ def check_boundary_fits(cfg: dict) -> None:
 def check_projection(cfg: dict) -> None:
     """Refuse a Figure 1 data set that cannot be drawn, before any job runs."""
     proj = {k: v for k, v in cfg["synthetic"]["projection"].items() if k != "lambdas"}
-    # no training (lr, steps unused) and unit noise, as SyntheticConfig's default sigma
+    # no training (lr, steps unused) and unit noise, as DataSpec's default sigma
     check_run({"sigma": 1.0, **proj, "model": "token", "lr": 1.0, "steps": 1}, "config key synthetic.projection")
 
 

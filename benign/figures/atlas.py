@@ -10,10 +10,10 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from benign import survival
+from benign.analysis import survival
+from benign.analysis.metrics import regime_fractions
+from benign.analysis.theory import REGIME_LABELS, REGIMES
 from benign.figures.style import NORM, STYLE, PathLike, figure_legend, save, seeds_note
-from benign.metrics import regime_fractions
-from benign.theory import REGIME_LABELS, REGIMES
 
 REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
                   "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
@@ -28,7 +28,7 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
     """The regime atlas: one row of panels per horizon, one column per n; each (d, ||mu||) cell's
     colour mixes the regimes' colours by the fraction of seeds in each; lines: the boundaries of
     the regime-boundaries table ``fits`` at that n (solid: fitted, dashed: the theory's exponents
-    with their fitted constant). ``runs`` and ``labels``: from benign.theory.atlas_labels."""
+    with their fitted constant). ``runs`` and ``labels``: from benign.analysis.theory.atlas_labels."""
     horizons, ns = sorted(labels["horizon"].unique()), sorted(runs["n"].unique())
     cells = regime_fractions(labels, runs, ["d", "n", "signal_norm"])
     fig, axes = plt.subplots(len(horizons), len(ns), figsize=(3.3 * len(ns), 3.1 * len(horizons)), squeeze=False,

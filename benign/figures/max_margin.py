@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from benign.figures.style import STYLE, PathLike, require_finite, save, seeds_note, settings_note
+from benign.synthetic import spec
 
 SELECTIONS = {  # column: (label, colour)
     "clean_signal": ("clean: relevant token", "tab:blue"),
@@ -50,7 +51,7 @@ def max_margin_alignment(frame: pd.DataFrame, stem: PathLike) -> None:
     note = (
         f"Tarzanagh et al. (NeurIPS 2023): with W fixed, gradient descent on p converges in direction to the "
         f"attention-SVM solution of the tokens it selects. {seeds_note(frame)}; "
-        f"{settings_note(frame, ['n', 'T', 'rho', 'eta', 'sigma', 'lr'])}"
+        f"{settings_note(frame, [c for c in spec.NUMERIC if c != 'n_test'])}"
     )
     save(fig, stem, note)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from benign import metrics
+from benign.analysis import metrics
 from benign.figures import style
 
 
@@ -23,9 +23,12 @@ def _dataset_labels(real_runs: pd.DataFrame) -> dict[str, str]:
 
 
 @plt.rc_context(style.STYLE)
-def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike) -> None:
+def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict | None = None) -> None:
     """Figure 8: train loss (noisy fine-tuning set, after training) and test loss, rows = datasets,
-    columns = eta, annotated; mean over the seeds present."""
+    columns = eta, annotated; mean over the seeds present. ``sweep``: ``real.eta_sweep``, whose
+    n and seed select the runs."""
+    if sweep is not None:
+        real_runs = real_runs[(real_runs["n"] == sweep["n"]) & (real_runs["seed"] == sweep["seed"])]
     if real_runs.empty:
         raise ValueError("no real-data runs")
     runs = real_runs.assign(eta=real_runs["eta"].round(4))
@@ -72,9 +75,17 @@ def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike) -> None:
 
 
 @plt.rc_context(style.STYLE)
-def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFrame, stem: style.PathLike) -> None:
+def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFrame, stem: style.PathLike,
+                            grid: dict | None = None) -> None:  # fmt: skip
     """Figure 9: mean max final-layer attention from position 0 vs epoch, one panel per dataset,
-    one line per (n, eta) (colour = n, line style = eta), mean over seeds with status ok."""
+    one line per (n, eta) (colour = n, line style = eta), mean over seeds with status ok.
+    ``grid``: ``real.grid``, whose n, seeds and eta select the runs."""
+    if grid is not None:
+        keep = (
+            real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
+        )
+        real_runs = real_runs[keep]
+        real_attention = real_attention[real_attention["run_id"].isin(real_runs["run_id"])]
     ok, n_excluded = style.ok_runs(real_runs)
     trace = real_attention[real_attention["run_id"].isin(ok["run_id"])]
     style.require_finite(trace, ["max_attention"], "real-data attention")

@@ -19,8 +19,9 @@ import pandas as pd  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from benign.io import atomic_path  # noqa: E402
-from benign.metrics import Grid  # noqa: E402
+from benign.analysis.metrics import Grid  # noqa: E402
+from benign.core.io import atomic_path  # noqa: E402
+from benign.synthetic import spec
 
 DPI = 150
 STYLE = {
@@ -53,7 +54,7 @@ SYMBOLS = {
 NORM = r"$\Vert\mu\Vert$"
 PathLike = str | os.PathLike
 
-# Token styles of the softmax-dynamics figures (0-based token indices of benign.synthetic).
+# Token styles of the softmax-dynamics figures (0-based token indices of benign.synthetic.data_model).
 TOKEN_STYLES = {
     0: {"color": "tab:blue", "lw": 2.0, "label": "token 0: relevant"},
     1: {"color": "tab:green", "lw": 1.5, "label": "token 1: weakly relevant"},
@@ -79,8 +80,9 @@ def save(fig: plt.Figure, stem: PathLike, note: str) -> None:
     plt.close(fig)
 
 
-def settings_note(runs: pd.DataFrame, columns: Sequence[str]) -> str:
-    """'n = 20, T = 8, ...' for the columns that take one value across ``runs``."""
+def settings_note(runs: pd.DataFrame, columns: Sequence[str] = spec.NUMERIC) -> str:
+    """'n = 20, T = 8, ...' for the run parameters (default: every numeric one but the seed) that
+    take one value across ``runs``."""
     parts = []
     for col in columns:
         values = runs[col].dropna().unique()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,7 +11,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
 
-from benign import metrics, registry
+from benign.analysis import metrics
+from benign.analysis.theory import REGIME_LABELS
+from benign.core import registry
 from benign.figures.style import (
     IRRELEVANT_STYLE,
     NORM,
@@ -30,10 +32,9 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
-from benign.synthetic import SyntheticConfig
+from benign.synthetic.data_model import DataSpec
+from benign.synthetic.token_projection import projection_accuracy, projection_config
 from benign.tables.boundaries import BOUNDARIES
-from benign.theory import REGIME_LABELS
-from benign.token_projection import projection_accuracy
 
 REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
                   "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
@@ -42,11 +43,14 @@ REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.
 
 
 @plt.rc_context(STYLE)
-def token_projection(points: pd.DataFrame, cfg: SyntheticConfig, stem: PathLike) -> None:
+def token_projection(points: pd.DataFrame, cfg: DataSpec | Mapping, stem: PathLike) -> None:
     """Figure 1: the token each input selects, projected on (mu_{-1}, mu_{+1}); train top, test bottom.
 
-    ``points`` is ``benign.token_projection.token_projection(cfg, lambdas)``.
+    ``points`` is ``benign.synthetic.token_projection.token_projection(cfg, lambdas)``; ``cfg`` its
+    data set, or the workflow's ``synthetic.projection`` block.
     """
+    if isinstance(cfg, Mapping):
+        cfg, _ = projection_config(cfg)
     accuracy = projection_accuracy(points).set_index("setting")
     settings = list(accuracy.index)
     fig, axes = panel_grid(2, len(settings), 3.2, 6.4)
@@ -190,7 +194,7 @@ def softmax_dynamics(
     figure_legend(fig, handles, ncols=len(handles))
     fig.suptitle(f"Softmax over tokens during training, {registry.label(model)}")
     chosen_df = pd.DataFrame(chosen) if chosen else runs
-    note = settings_note(chosen_df, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
+    note = settings_note(chosen_df)
     if chosen:
         note += f"; seed {', '.join(str(int(s)) for s in chosen_df['seed'].unique())}"
     if has_cls:
@@ -255,7 +259,7 @@ def loss_heatmap(
     fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
     note = (
         f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
-        + settings_note(runs, ["n", "T", "rho", "eta", "sigma", "lr", "steps", "mlp_dim"])
+        + settings_note(runs)
         + "; a cell with any diverged or non-finite run is masked"
         + ("; curves: fitted at this horizon, results/tables/regime_boundaries" if fits is not None else "")
         + ("" if curves else "; no boundary curves (no fit at this horizon, no constants pinned)")
@@ -374,9 +378,5 @@ def delayed_generalization(
     lx.legend(fontsize=7, loc="upper right", framealpha=0.9)
     row = ok.iloc[0]
     ax.set_title(f"Delayed generalization, {registry.label(model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
-    note = (
-        f"mean over {seeds_note(ok)}, band = min to max; "
-        + settings_note(ok, ["n", "T", "d", "signal_norm", "rho", "eta", "lr", "steps", "mlp_dim"])
-        + excluded_note(n_excluded)
-    )
+    note = f"mean over {seeds_note(ok)}, band = min to max; " + settings_note(ok) + excluded_note(n_excluded)
     save(fig, stem, note)

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benign import registry
+from benign.core import registry
 from benign.real.sources import package_data_dir
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

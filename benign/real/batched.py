@@ -28,12 +28,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benign.io import atomic_path
+from benign.core.io import atomic_path
+from benign.core.stopping import STOP, Stopped
 from benign.real.backbones import reinit_linear
 from benign.real.final_layer import FinalBlock, Group, Head
 from benign.real.heads import clip_per_run, stacked_logits
-from benign.real.trainer import Epoch, TrainConfig
-from benign.stopping import STOP, Stopped
+from benign.real.loop import Epoch, TrainConfig
 
 log = logging.getLogger("benign.real")
 
@@ -177,7 +177,7 @@ def finetune_runs(
 
     With ``checkpoint``, the state at the end of an epoch (query/key, AdamW moments, the
     schedule, the shuffles' generators, the curves so far) is saved every ``checkpoint_every``
-    epochs and when a signal of ``benign.stopping.stop_on_signals`` arrives (then the job exits
+    epochs and when a signal of ``benign.core.stopping.stop_on_signals`` arrives (then the job exits
     75); a call that finds a checkpoint of the same ``identity`` resumes from it, with the
     numbers an uninterrupted call gives."""
     n = sets[0].hidden.shape[0]

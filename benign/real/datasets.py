@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benign.io import atomic_path, write_json, write_text
+from benign.core.io import atomic_path, write_json, write_text
 from benign.real.sources import load_source, text_array
 
 CHECKSUMS = "SHA256SUMS"

@@ -35,8 +35,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from benign.device import pick_device
-from benign.io import atomic_path
+from benign.core.device import pick_device
+from benign.core.io import atomic_path
 from benign.real.backbones import last_encoder_layer, load_backbone
 from benign.real.datasets import CHECKSUMS, load_dataset
 from benign.real.final_layer import BlockConfig, FinalBlock, backbone_pooler

@@ -27,16 +27,16 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benign.device import peak_memory_mb, pick_device
-from benign.label_noise import draw_nested_noise
+from benign.core.device import peak_memory_mb, pick_device
+from benign.core.schema import REAL_ATTENTION, REAL_RUNS
 from benign.real.backbones import reinit_linear
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.features import FeatureCache, load_features
 from benign.real.final_layer import FinalBlock, Head, drop_padding, make_head
 from benign.real.heads import PretrainedHeads, pretrain_heads
-from benign.real.trainer import Epoch, Forward, TrainConfig, evaluate, train
-from benign.schema import REAL_ATTENTION, REAL_RUNS
-from benign.synthetic import generator
+from benign.real.loop import Epoch, Forward, TrainConfig, evaluate, train
+from benign.synthetic.data_model import generator
+from benign.synthetic.label_noise import draw_nested_noise
 
 log = logging.getLogger("benign.real")
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign import boundaries
+from benign.analysis import boundaries
+from benign.analysis.theory import Criteria
 from benign.config import SWEEP_SEP
 from benign.tables.common import MISSING, PathLike, write
 
-# (name, the label column of benign.theory.regimes_at whose True side lies above the boundary,
+# (name, the label column of benign.analysis.theory.regimes_at whose True side lies above the boundary,
 # whether that column is negated, the theory's exponent of d, of n): not overfitting above
 # ||mu|| ~ sqrt(d / n); attention selects at test time above ||mu|| ~ d^(1/4) (harmful below).
 BOUNDARIES = (
@@ -55,15 +56,16 @@ def resolution(cells: pd.DataFrame, fit: boundaries.Boundary) -> tuple[float, fl
     return (float(np.median(ratios)), float(max(ratios))) if ratios else (np.nan, np.nan)
 
 
-def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, criteria: str,
+def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, criteria: Criteria | str,
                       resolution_limit: float, interaction: bool = True) -> pd.DataFrame:  # fmt: skip
     """One row per (boundary, horizon): ||mu||* = c d^a n^b [d^(e log n)] and the steepness k,
     fitted to the labels of every run at that horizon (``runs`` and ``labels`` from
-    benign.theory.atlas_labels; ``criteria`` says how they were labelled), with 95% profile
+    benign.analysis.theory.atlas_labels; ``criteria`` says how they were labelled), with 95% profile
     intervals, the held-out log-loss (one (d, n) line left out at a time) of the fit and of the
     theory's exponents, and the verdict on each exponent. ``resolution_limit``: the finest
-    factor in ||mu|| the runs resolve (it caps k, benign.boundaries). With ``interaction``, a
+    factor in ||mu|| the runs resolve (it caps k, benign.analysis.boundaries). With ``interaction``, a
     second fit adds e log d log n and reports e (a test of the product form c d^a n^b)."""
+    criteria = criteria if isinstance(criteria, str) else criteria_text(criteria)
     k_max = boundaries.k_max_for(resolution_limit)
     rows = []
     for name, column, negate, theory_a, theory_b in BOUNDARIES:
@@ -176,13 +178,13 @@ def _header(sweeps, horizons, criteria: str, resolution_limit: float, k_max: flo
 
 
 def criteria_text(criteria) -> str:
-    """How a run at a horizon is labelled (a benign.theory.Criteria), in words, for the table's header."""
+    """How a run at a horizon is labelled (a benign.analysis.theory.Criteria), in words, for the table's header."""
     return (f"not overfitting if under a fraction {criteria.fit_threshold:g} of the flipped labels is fitted; "
             f"attention selects if the normalised test loss r is at most {criteria.loss_threshold:g}")  # fmt: skip
 
 
 def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, resolution_limit: float) -> pd.DataFrame:
-    """The fitted model the regime predictor reads (benign.predictor): per boundary, horizon and
+    """The fitted model the regime predictor reads (benign.analysis.predictor): per boundary, horizon and
     (d, n) line of the atlas, the fitted boundary ||mu||* there with its 95% profile interval,
     beside the boundary's global c, a, b and k."""
     k_max = boundaries.k_max_for(resolution_limit)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benign.io import atomic_path, write_text
+from benign.core.io import atomic_path, write_text
 
 PathLike = str | os.PathLike
 MISSING = "—"

@@ -6,18 +6,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign.milestones import order
+from benign.analysis.milestones import order
+from benign.analysis.theory import in_sweeps
 from benign.tables.common import MISSING, PathLike, num, write
 
 ORDERS = ("selection after fit", "together", "selection before fit", "fit only", "selection only", "neither")
 
 
-def delay_scan(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
+def delay_scan(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike, sweep: str | None = None) -> pd.DataFrame:
     """One row per (T, ||mu||) cell of the scan's ``runs`` (annotated with milestones,
-    benign.milestones.annotate): the fit time (flipped labels fitted from then on) and the
+    benign.analysis.milestones.annotate): the fit time (flipped labels fitted from then on) and the
     generalization time (attention selects at test time from then on), their ranges over seeds,
     the normalised test loss r when the labels are fitted and at the horizon, and how many seeds
     select after the fit, together with it, before it, or are censored."""
+    if sweep is not None:  # the runs of that sweep among all of the model's
+        runs = runs[in_sweeps(runs, [sweep])]
+        curves = curves[curves["run_id"].isin(runs["run_id"])]
     runs = runs[runs["status"] == "ok"]
     if runs.empty:
         raise ValueError("the delay scan has no run with status ok")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign import survival
+from benign.analysis import survival
 from benign.tables.common import MISSING, PathLike, write
 
 COVARIATES = {"x": "SNR or 1/SNR^2", "log_n": "log n", "log_d": "log d", "Intercept": "intercept"}
@@ -16,7 +16,7 @@ COVARIATES = {"x": "SNR or 1/SNR^2", "log_n": "log n", "log_d": "log d", "Interc
 def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike, bands: int) -> pd.DataFrame:
     """The AFT coefficients (one row per time, form and covariate) and, below them in the
     Markdown, the per-band Kaplan-Meier medians. ``runs``: the atlas runs annotated with
-    milestones (benign.milestones.annotate), each once."""
+    milestones (benign.analysis.milestones.annotate), each once."""
     rows = []
     for time in survival.TIMES:
         rows += survival.aft_rows(survival.intervals(runs, curves, time), time)

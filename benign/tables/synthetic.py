@@ -8,10 +8,18 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from benign import registry
-from benign.metrics import first_step_per_run
+from benign.analysis.metrics import first_step_per_run
+from benign.analysis.theory import (
+    REGIME_LABELS,
+    REGIMES,
+    Criteria,
+    classify_regimes,
+    head_acc_regimes,
+    regimes_at,
+    selects,
+)
+from benign.core import registry
 from benign.tables.common import MISSING, PathLike, num, seed_stats, seeds_cell, write
-from benign.theory import REGIME_LABELS, REGIMES, Criteria, classify_regimes, head_acc_regimes, regimes_at, selects
 
 SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training"}
 
@@ -20,17 +28,18 @@ def synthetic_regimes(
     runs: pd.DataFrame,
     stem: PathLike,
     settings: Sequence[str] = ("harmful", "benign", "not_overfitting", "delayed"),
-    criteria: Criteria = Criteria(),
+    criteria: Criteria | dict = Criteria(),
     curves: pd.DataFrame | None = None,
     horizons: Sequence[int] = (),
 ) -> pd.DataFrame:
     """One row per (model, named setting): parameters, SNR, mean final metrics over seeds, what
     attention selects at test time, the regime of the means and the per-seed regimes
-    (benign.theory.classify_regimes), beside the fixed head's accuracy label and the uniform-
+    (benign.analysis.theory.classify_regimes), beside the fixed head's accuracy label and the uniform-
     attention accuracy. With ``curves``, also the logged step from which each seed's flipped
     labels are fitted (fraction >= fit_threshold): when noise fitting sets in, which a final-step
     label hides; and, per horizon in ``horizons`` up to the setting's training length, the
     fraction of seeds in each regime at that step (theory.regimes_at)."""
+    criteria = Criteria(**criteria) if isinstance(criteria, dict) else criteria  # synthetic.regime
     runs = runs[runs["setting"].isin(settings)]
     rank = {**{m: i for i, m in enumerate(registry.MODELS)}, **{s: i for i, s in enumerate(settings)}}
     runs = runs.sort_values(["model", "setting"], key=lambda col: col.map(rank), kind="stable")

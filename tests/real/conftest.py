@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from real_helpers import FIXTURES, tiny_model
 from transformers import BertTokenizerFast
+
+from tests.helpers.real_data import FIXTURES, tiny_model
 
 
 @pytest.fixture(scope="session")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import torch
-from real_helpers import has_package
 
 from benign.real.backbones import BackboneUnavailable, find_query_key, load_backbone, preprocess_images, reinit_linear
+from tests.helpers.real_data import has_package
 
 
 def test_greyscale_is_repeated_resized_and_normalised():

@@ -8,14 +8,14 @@ import signal
 
 import pytest
 import torch
-from real_helpers import tiny_model
 
-from benign import stopping
+from benign.core import stopping
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
+from benign.real.loop import TrainConfig
 from benign.real.protocol import finetune_query_key
-from benign.real.trainer import TrainConfig
-from benign.synthetic import generator
+from benign.synthetic.data_model import generator
+from tests.helpers.real_data import tiny_model
 
 SEEDS, ETAS, N, T, N_TEST = (3, 8), (0.0, 0.2), 10, 6, 7
 
@@ -76,7 +76,7 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
 
 
 def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_path, caplog):
-    """A signal during epoch 1 (benign.stopping.STOP): the state after it is saved and the job exits 75; a
+    """A signal during epoch 1 (benign.core.stopping.STOP): the state after it is saved and the job exits 75; a
     second call resumes from the checkpoint and ends as an uninterrupted call. A checkpoint that
     is a crafted pickle is refused and phase 2 starts again."""
     block, hidden, mask, heads, labels, test_set = problem("bert", torch.float64)

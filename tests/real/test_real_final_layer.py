@@ -3,11 +3,11 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from real_helpers import tiny_inputs, tiny_model
 from torch import nn
 
 from benign.real.backbones import find_query_key, last_encoder_layer, reinit_linear
 from benign.real.final_layer import FinalBlock, backbone_pooler, drop_padding, full_forward, make_head
+from tests.helpers.real_data import tiny_inputs, tiny_model
 
 FAMILIES = ["vit", "bert", "dinov2"]
 

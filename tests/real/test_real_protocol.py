@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
+from benign.core.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 from benign.real.datasets import fetch_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.heads import load_heads, pretrain_heads, save_heads
+from benign.real.loop import TrainConfig
 from benign.real.protocol import finetune_pool, pretrain, pretrain_head, run_cell, split_indices
-from benign.real.trainer import TrainConfig
-from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
 IMAGE_ENTRY = dict(

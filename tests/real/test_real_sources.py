@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from real_helpers import has_package
 
 from benign.real import sources
 from benign.real.sources import SourceUnavailable, holdout_split, load_source
+from tests.helpers.real_data import has_package
 
 
 def test_folder_images(fixtures):

@@ -9,30 +9,27 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
-from benign import registry
-from benign.config import SWEEP_SEP, ConfigError, plan
+from benign.core import registry
+from benign.config import SWEEP_SEP, ConfigError, artifacts, plan
 from benign.config import resources as rs
-from benign.config import validate as cv
-from benign.fingerprint import fingerprint
+from benign.config.load import load
+from benign.core.fingerprint import fingerprint
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 try:
-    cv.validate_config(config, SCHEMA)  # readable messages, then the schema's defaults
-    CLUSTER = rs.cluster_settings(
-        config
-    )  # device kind and the site's ceilings (a profile sets them)
-    SYN_JOBS = plan.synthetic_jobs(config)  # split to fit the ceilings
-    REAL_CELLS = plan.real_cells(config)
-    REAL_NEEDS = plan.real_needs(config, REAL_CELLS)
-    # a data set's feature cache, in parts that fit the ceilings
-    FEATURE_PARTS = plan.feature_parts(config, REAL_CELLS)
-    MM_RUNS = plan.max_margin_runs(config)  # the attention-SVM check's runs, per model
-    cv.check_projection(config)
-    cv.check_boundary_fits(config)
-    for message in cv.warnings(config):
-        logger.warning(f"config warning: {message}")
+    PLAN = load(
+        config, SCHEMA
+    )  # readable messages, the schema's defaults, then the jobs
 except ConfigError as err:
     raise WorkflowError(f"invalid configuration:\n{err}") from None
+for message in PLAN.warnings:
+    logger.warning(f"config warning: {message}")
+CLUSTER = PLAN.cluster
+SYN_JOBS = PLAN.synthetic_jobs
+REAL_CELLS = PLAN.real_cells
+REAL_NEEDS = PLAN.real_needs
+FEATURE_PARTS = PLAN.feature_parts
+MM_RUNS = PLAN.max_margin_runs
 
 SYN = config["synthetic"]
 FITS = SYN.get("boundary_fits", {})
@@ -66,7 +63,7 @@ def mm_need(field):
     """An attention-SVM job's request: its runs are token-model batches, larger on each retry."""
     return lambda wc, attempt: getattr(
         rs.for_attempt(
-            rs.synthetic_job_need(MM_RUNS[wc.svm_model], CLUSTER.device),
+            rs.synthetic_job_need(MM_RUNS[wc.max_margin_model], CLUSTER.device),
             attempt,
             CLUSTER,
         ),
@@ -91,7 +88,7 @@ def feature_files(dataset):
 
 
 def code(script, *modules):
-    """The fingerprint of what a rule's script runs (benign/fingerprint.py): a param, so that
+    """The fingerprint of what a rule's script runs (benign/core/fingerprint.py): a param, so that
     editing a module reruns exactly the jobs that import it. ``modules``: modules the script
     picks by name at run time."""
     return fingerprint(SCRIPTS / script, *modules)
@@ -103,7 +100,7 @@ def train_code(job):
     return code("train_synthetic.py", *models)
 
 
-def artifacts(kind):
+def artifacts_of(kind):
     """{artifact name: model} for a per-model figure kind: <prefix>softmax_dynamics, ..."""
     return {
         registry.MODELS[m].artifact_prefix + kind: m
@@ -119,18 +116,18 @@ wildcard_constraints:
     dataset="|".join(plan.real_datasets(config)) or "none",
     etas="0.1|0_0.2",
     part="[0-9]+",
-    svm_model="|".join(MM_RUNS) or "none",
+    max_margin_model="|".join(MM_RUNS) or "none",
     rjob=f"{FITS.get('model', 'none')}_{REFINE_SETTING}_[0-9]+",
     parts="[0-9]+",
-    softmax_dynamics="|".join(artifacts("softmax_dynamics")),
-    loss_heatmap="|".join(artifacts("loss_heatmap")) or "none",
+    softmax_dynamics="|".join(artifacts_of("softmax_dynamics")),
+    loss_heatmap="|".join(artifacts_of("loss_heatmap")) or "none",
 
 
 def model_of(artifact):
     """The model a per-model figure shows (its name starts with the model's artifact prefix)."""
     for kind in ("softmax_dynamics", "loss_heatmap"):
-        if artifact in artifacts(kind):
-            return artifacts(kind)[artifact]
+        if artifact in artifacts_of(kind):
+            return artifacts_of(kind)[artifact]
     raise ValueError(f"no model draws {artifact!r}")
 
 
@@ -195,45 +192,29 @@ def refine_need(field):
     )
 
 
-def figure(name):
-    return multiext(f"results/figures/{name}", ".png", ".pdf")
+def built(art):
+    """Whether the config asks for an artifact (benign.config.artifacts.CONDITIONS)."""
+    return {
+        "always": True,
+        "delayed": "token" in MODELS and bool(SYN["token"].get("delayed")),
+        "heatmap": bool(artifacts_of("loss_heatmap")),
+        "boundary_fits": bool(FITS),
+        "delay_scan": HAS_DELAY_SCAN,
+        "max_margin": bool(MM_RUNS),
+        "real": bool(REAL_CELLS),
+    }[art.when]
 
 
 def all_outputs():
-    names = [
-        "token_projection",
-        *artifacts("softmax_dynamics"),
-        *artifacts("loss_heatmap"),
-    ]
-    if "token" in MODELS and SYN["token"].get("delayed"):
-        names.append("delayed_generalization")
-    out = [f"results/figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
-    out += [f"results/tables/synthetic_regimes.{ext}" for ext in ("csv", "md")]
-    if FITS:
-        out += [
-            f"results/tables/{name}.{ext}"
-            for name in ("regime_boundaries", "regime_model", "generalization_times")
-            for ext in ("csv", "md")
-        ]
-        out += [
-            f"results/figures/{name}.{ext}"
-            for name in ("regime_map", "boundary_scaling", "generalization_delay")
-            for ext in ("png", "pdf")
-        ]
-    if MM_RUNS:
-        out += [f"results/figures/max_margin_alignment.{ext}" for ext in ("png", "pdf")]
-        out += [f"results/tables/max_margin.{ext}" for ext in ("csv", "md")]
-    if HAS_DELAY_SCAN:
-        out += [f"results/tables/delay_scan.{ext}" for ext in ("csv", "md")]
-    if REAL_CELLS:
-        out += [
-            f"results/figures/{name}.{ext}"
-            for name in ("real_eta_heatmap", "real_attention_dynamics")
-            for ext in ("png", "pdf")
-        ]
-        out += [
-            f"results/tables/real_eta{etas}.{ext}"
-            for etas in ("0.1", "0_0.2")
-            for ext in ("csv", "md")
-        ]
+    """Every artifact of the table that the config asks for, each in both of its formats."""
+    out = []
+    for art in artifacts.ARTIFACTS.values():
+        if not built(art):
+            continue
+        stems = (
+            artifacts_of(art.name)
+            if art.name in ("softmax_dynamics", "loss_heatmap")
+            else [art.name]
+        )
+        out += [f"{art.folder}/{s}{ext}" for s in stems for ext in art.extensions]
     return out

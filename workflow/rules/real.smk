@@ -114,8 +114,8 @@ rule table_real:
     """Paper Table 2 (eta = 0.1) and Table 6 (eta = 0 and 0.2), with the paper's numbers beside."""
     input:
         runs="results/real/runs.parquet",
-        reference="benign/data/reference/table6.csv",
-        summary="benign/data/reference/table2_summary.csv",
+        reference="benign/tables/reference/table6.csv",
+        summary="benign/tables/reference/table2_summary.csv",
     output:
         csv=report(
             "results/tables/real_eta{etas}.csv",
@@ -137,46 +137,3 @@ rule table_real:
         code=code("table_real.py"),
     script:
         "../scripts/table_real.py"
-
-
-rule figure_real_eta_heatmap:
-    input:
-        runs="results/real/runs.parquet",
-    output:
-        png=report(
-            "results/figures/real_eta_heatmap.png",
-            caption="../report/real_eta_heatmap.rst",
-            category="Real data",
-        ),
-        pdf="results/figures/real_eta_heatmap.pdf",
-    log:
-        "logs/figures/real_eta_heatmap.log",
-    conda:
-        "../envs/benign.yaml"
-    params:
-        sweep=lambda wc: config["real"]["eta_sweep"],
-        code=code("figure_real_eta_heatmap.py"),
-    script:
-        "../scripts/figure_real_eta_heatmap.py"
-
-
-rule figure_real_attention_dynamics:
-    input:
-        runs="results/real/runs.parquet",
-        attention="results/real/attention.parquet",
-    output:
-        png=report(
-            "results/figures/real_attention_dynamics.png",
-            caption="../report/real_attention_dynamics.rst",
-            category="Real data",
-        ),
-        pdf="results/figures/real_attention_dynamics.pdf",
-    log:
-        "logs/figures/real_attention_dynamics.log",
-    conda:
-        "../envs/benign.yaml"
-    params:
-        grid=lambda wc: config["real"]["grid"],
-        code=code("figure_real_attention_dynamics.py"),
-    script:
-        "../scripts/figure_real_attention_dynamics.py"

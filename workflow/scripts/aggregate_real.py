@@ -1,7 +1,7 @@
 """Rule aggregate_real: concatenate the real-data job tables."""
 
-from benign.io import log_to
-from benign.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
+from benign.core.io import log_to
+from benign.core.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
 
 log_to(snakemake.log[0])
 for name, schema in (("runs", REAL_RUNS), ("attention", REAL_ATTENTION)):

@@ -1,9 +1,9 @@
 """Rule aggregate_synthetic: concatenate job tables; regimes and milestones from the configured criteria."""
 
-from benign.io import log_to
-from benign.milestones import annotate
-from benign.schema import ATTENTION, CURVES, RUNS, read_parquet, write_parquet
-from benign.theory import Criteria, assign_regimes
+from benign.analysis.milestones import annotate
+from benign.analysis.theory import Criteria, assign_regimes
+from benign.core.io import log_to
+from benign.core.schema import ATTENTION, CURVES, RUNS, read_parquet, write_parquet
 
 log_to(snakemake.log[0])
 criteria = Criteria(**snakemake.params.regime)

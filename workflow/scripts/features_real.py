@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from benign.io import log_to
+from benign.core.io import log_to
 from benign.real.features import compute_features
 from benign.real.protocol import finetune_pool
 

@@ -3,9 +3,9 @@ regime boundaries where the model's atlas was fitted."""
 
 import pandas as pd
 
+from benign.core.io import log_to
+from benign.core.schema import RUNS, read_parquet
 from benign.figures import synthetic as figures
-from benign.io import log_to
-from benign.schema import RUNS, read_parquet
 
 log_to(snakemake.log[0])
 figures.loss_heatmap(

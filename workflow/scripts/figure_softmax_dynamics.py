@@ -1,8 +1,8 @@
 """Rule figure_softmax_dynamics: paper Figures 3 (token model) and 6 (encoder)."""
 
+from benign.core.io import log_to
+from benign.core.schema import ATTENTION, RUNS, read_parquet
 from benign.figures import synthetic as figures
-from benign.io import log_to
-from benign.schema import ATTENTION, RUNS, read_parquet
 
 log_to(snakemake.log[0])
 figures.softmax_dynamics(

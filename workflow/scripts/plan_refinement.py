@@ -2,10 +2,10 @@
 
 import json
 
-from benign.io import atomic_path, log_to
-from benign.refinement import refinement_jobs
-from benign.schema import CURVES, RUNS, read_parquet
-from benign.theory import Criteria
+from benign.analysis.refinement import refinement_jobs
+from benign.analysis.theory import Criteria
+from benign.core.io import atomic_path, log_to
+from benign.core.schema import CURVES, RUNS, read_parquet
 
 log_to(snakemake.log[0])
 runs, curves = read_parquet(snakemake.input.runs, RUNS), read_parquet(snakemake.input.curves, CURVES)

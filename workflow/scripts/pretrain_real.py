@@ -2,7 +2,7 @@
 
 import torch
 
-from benign.io import log_to
+from benign.core.io import log_to
 from benign.real.heads import save_heads
 from benign.real.protocol import pretrain
 

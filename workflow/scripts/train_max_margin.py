@@ -2,11 +2,11 @@
 
 import torch
 
-from benign.io import log_to
-from benign.schema import ALIGNMENT, write_parquet
-from benign.svm_alignment import track
+from benign.core.io import log_to
+from benign.core.schema import ALIGNMENT, write_parquet
+from benign.synthetic.max_margin_alignment import track
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-frame = track(snakemake.wildcards.svm_model, snakemake.params.runs, snakemake.params.log_points)
+frame = track(snakemake.wildcards.max_margin_model, snakemake.params.runs, snakemake.params.log_points)
 write_parquet(frame, ALIGNMENT, snakemake.output[0])

@@ -2,11 +2,11 @@
 
 import torch
 
-from benign.io import log_to
+from benign.core.io import log_to
+from benign.core.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
+from benign.core.stopping import stop_on_signals
 from benign.real.heads import load_heads
 from benign.real.protocol import run_cell
-from benign.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
-from benign.stopping import stop_on_signals
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

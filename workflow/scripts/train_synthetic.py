@@ -2,9 +2,9 @@
 
 import torch
 
-from benign.io import log_to
-from benign.schema import ATTENTION, CURVES, RUNS, write_parquet
-from benign.trainer import RunSpec, stop_on_signals, train_runs
+from benign.core.io import log_to
+from benign.core.schema import ATTENTION, CURVES, RUNS, write_parquet
+from benign.synthetic.trainer import RunSpec, stop_on_signals, train_runs
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

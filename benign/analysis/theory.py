@@ -1,0 +1,207 @@
+"""Theory (docs/regimes.md): SNR, the regime boundaries of Theorem 4.1, g(x) and the regime labels.
+
+Regimes, by signal-to-noise ratio SNR = ||mu|| / (sigma sqrt(d)):
+- not overfitting: SNR^2 = omega(1/n), above the curve ||mu|| = c1 sqrt(d / n);
+- benign overfitting: between the two curves;
+- harmful overfitting: SNR = o(d^{-1/4}), below the curve ||mu|| = c2 d^{1/4}.
+The theorem fixes the curves only up to constants, so c1 and c2 are always passed in.
+
+A run's regime at a step is read from what it does with its tokens (docs/regimes.md#labels):
+overfitting when at least a fraction ``fit_threshold`` of its flipped labels is fitted, and, if
+so, benign when attention selects the relevant token at test time (the normalised test loss r of
+benign.analysis.selection at most ``loss_threshold``), harmful otherwise. The fixed head's test accuracy
+under uniform attention is Phi(||mu|| / (sigma sqrt(2T))) whatever d and n, so an accuracy
+threshold cannot see the d^(1/4) boundary: that label is kept only as ``head_acc_regime``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benign.config import SWEEP_SEP
+from benign.synthetic.spec import snr
+
+__all__ = [
+    "REGIMES",
+    "REGIME_LABELS",
+    "snr",
+    "boundary_not_overfitting",
+    "boundary_harmful",
+    "g",
+    "Criteria",
+    "classify_regimes",
+    "head_acc_regimes",
+    "assign_regimes",
+    "regimes_at",
+    "atlas_labels",
+]
+
+REGIMES = ("harmful", "benign", "not_overfitting")
+REGIME_LABELS = {
+    "harmful": "Harmful overfitting",
+    "benign": "Benign overfitting",
+    "not_overfitting": "Not overfitting",
+}
+TOLERANCE = 1e-9  # accuracies are ratios of small integers; absorb float rounding
+
+
+def boundary_not_overfitting(d, n: int, c1: float):
+    """||mu|| = c1 sqrt(d / n): above it the model does not fit the flipped labels."""
+    return c1 * np.sqrt(np.asarray(d, dtype=float) / n)
+
+
+def boundary_harmful(d, c2: float):
+    """||mu|| = c2 d^{1/4}: below it overfitting is harmful."""
+    return c2 * np.asarray(d, dtype=float) ** 0.25
+
+
+def g(x, T: int):
+    """g(x) = 2x + 2 sinh(x - log T).
+
+    It is the integral over x of 1 / (s (1 - s)) with s = e^x / (e^x + T), the softmax
+    weight of a token whose logit exceeds the others' by x: the number of gradient steps
+    needed to grow the attention gap to x scales like g(x), exponentially in x.
+    """
+    x = np.asarray(x, dtype=float)
+    return 2 * x + 2 * np.sinh(x - math.log(T))
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """The thresholds of the labels (config ``synthetic.regime``)."""
+
+    fit_threshold: float = 0.5  # fraction of flipped labels fitted: overfitting at or above it
+    loss_threshold: float = 0.5  # normalised test loss r: attention selects at or below it
+    rate_threshold: float = 0.5  # test selection rate: selects at or above it (models without r)
+    head_acc_threshold: float = 0.9  # the fixed head's test accuracy (the secondary label)
+
+
+def overfits(train_acc_noisy, criteria: Criteria = Criteria()) -> np.ndarray:
+    """Whether at least a fraction ``fit_threshold`` of the flipped labels is fitted (NaN: False)."""
+    return np.asarray(train_acc_noisy, dtype=float) >= criteria.fit_threshold - TOLERANCE
+
+
+def selects(test_loss_normalised, test_sel_relevant, criteria: Criteria = Criteria()) -> np.ndarray:
+    """Whether attention selects the relevant token at test time: r <= ``loss_threshold`` where
+    r is defined (the fixed-head models), else a test selection rate >= ``rate_threshold``."""
+    r = np.asarray(test_loss_normalised, dtype=float)
+    rate = np.asarray(test_sel_relevant, dtype=float)
+    return np.where(
+        np.isfinite(r), r <= criteria.loss_threshold + TOLERANCE, rate >= criteria.rate_threshold - TOLERANCE
+    )
+
+
+def _series(values: np.ndarray, like, name: str):
+    for series in like:
+        if isinstance(series, pd.Series):
+            return pd.Series(values, index=series.index, name=name)
+    return values
+
+
+def classify_regimes(train_acc_noisy, test_loss_normalised, test_sel_relevant, criteria: Criteria = Criteria()):
+    """The regime of each run (or logged step), from the fraction of flipped labels fitted and
+    what attention selects at test time: "not_overfitting", "benign" or "harmful"; None where
+    the inputs are not finite (a diverged run, no flipped label, no selection measured). A Series
+    in gives a Series (same index) out, else an object array."""
+    fit = np.asarray(train_acc_noisy, dtype=float)
+    r = np.asarray(test_loss_normalised, dtype=float)
+    rate = np.asarray(test_sel_relevant, dtype=float)
+    fit, r, rate = np.broadcast_arrays(fit, r, rate)
+    measured = np.isfinite(fit) & (np.isfinite(r) | np.isfinite(rate))
+    regimes = np.select(
+        [~measured, ~overfits(fit, criteria), selects(r, rate, criteria)],
+        [None, "not_overfitting", "benign"],
+        default="harmful",
+    ).astype(object)
+    return _series(regimes, (train_acc_noisy, test_loss_normalised, test_sel_relevant), "regime")
+
+
+def head_acc_regimes(train_acc_noisy, test_acc, criteria: Criteria = Criteria()):
+    """The secondary label, named for what it measures: overfitting as in :func:`classify_regimes`,
+    then "benign" where the fixed head's test accuracy is at least ``head_acc_threshold``. It
+    cannot depend on d (docs/regimes.md#why-accuracy-cannot-see-d): no boundary is fitted to it."""
+    fit, test = np.broadcast_arrays(np.asarray(train_acc_noisy, dtype=float), np.asarray(test_acc, dtype=float))
+    regimes = np.select(
+        [~(np.isfinite(fit) & np.isfinite(test)), ~overfits(fit, criteria),
+         test >= criteria.head_acc_threshold - TOLERANCE],
+        [None, "not_overfitting", "benign"],
+        default="harmful",
+    ).astype(object)  # fmt: skip
+    return _series(regimes, (train_acc_noisy, test_acc), "head_acc_regime")
+
+
+def label_frame(frame: pd.DataFrame, criteria: Criteria = Criteria()):
+    """:func:`classify_regimes` of a runs or curves frame's rows."""
+    return classify_regimes(
+        frame["train_acc_noisy"], frame["test_loss_normalised"], frame["test_sel_relevant"], criteria
+    )
+
+
+def assign_regimes(runs, criteria: Criteria = Criteria()):
+    """Return a copy of a runs table with its ``regime`` and ``head_acc_regime`` columns under
+    these thresholds (None unless status ok)."""
+    runs = runs.copy()
+    ok = runs["status"] == "ok"
+    runs["regime"] = label_frame(runs, criteria).where(ok, None)
+    runs["head_acc_regime"] = head_acc_regimes(runs["train_acc_noisy"], runs["test_acc"], criteria).where(ok, None)
+    return runs
+
+
+def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria = Criteria()) -> pd.DataFrame:
+    """Each run's regime at each horizon, read from its logged curve: the label of its last
+    logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
+    run_id, horizon, step (the logged step used), regime and the two binary labels the
+    boundaries are fitted to: ``overfits`` and ``selects``; a horizon before a run's first logged
+    step, or past its last, is left out."""
+    curves = curves.sort_values(["run_id", "step"])
+    last_step = curves.groupby("run_id")["step"].max()
+    rows = []
+    for horizon in horizons:
+        upto = curves[(curves["step"] <= horizon) & (curves["run_id"].map(last_step) >= horizon)]
+        last = upto.groupby("run_id", sort=False).tail(1)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "run_id": last["run_id"].to_numpy(),
+                    "horizon": int(horizon),
+                    "step": last["step"].to_numpy(),
+                    "regime": np.asarray(label_frame(last, criteria), dtype=object),
+                    "overfits": overfits(last["train_acc_noisy"], criteria),
+                    "selects": selects(last["test_loss_normalised"], last["test_sel_relevant"], criteria),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def in_sweeps(runs: pd.DataFrame, sweeps) -> pd.Series:
+    """Whether each run belongs to one of ``sweeps`` (its setting names it, alone or among the
+    sweeps that share the run)."""
+    wanted = set(sweeps)
+    return runs["setting"].map(lambda s: bool(wanted & set(str(s).split(SWEEP_SEP))))
+
+
+def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
+                 criteria: Criteria = Criteria()) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The ok runs of the named sweeps, each once, and their labels at each horizon
+    (:func:`regimes_at`): what the regime-boundaries table and the regime map both read."""
+    runs = runs[in_sweeps(runs, sweeps) & (runs["status"] == "ok")].drop_duplicates("run_id")
+    return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, criteria)
+
+
+def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, regime: dict) -> dict:
+    """What the atlas's artifacts read (benign.config.artifacts): its ok runs, each once, their
+    labels at each horizon, and the criteria they were labelled by (``synthetic.regime``)."""
+    criteria = Criteria(**regime)
+    runs, labels = atlas_labels(runs, curves, settings, horizons, criteria)
+    return {"runs": runs, "labels": labels, "criteria": criteria}
+
+
+def sweeps_view(runs: pd.DataFrame, curves: pd.DataFrame, settings) -> dict:
+    """The runs of some sweeps, each once, and their curves (benign.config.artifacts)."""
+    runs = runs[in_sweeps(runs, settings)].drop_duplicates("run_id")
+    return {"runs": runs, "curves": curves[curves["run_id"].isin(runs["run_id"])]}

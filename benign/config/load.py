@@ -1,0 +1,42 @@
+"""A configuration read whole: validated (schema defaults filled in) and planned, in one call.
+
+The workflow calls :func:`load` at parse time and the tests call it in process, so a bad value
+is refused by the same code, before any job, with the same message. Torch-free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from benign.config import plan
+from benign.config import resources as rs
+from benign.config import validate as cv
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a valid configuration asks for (benign.config.plan)."""
+
+    cluster: rs.Cluster  # device kind and the site's ceilings (a profile sets them)
+    synthetic_jobs: dict  # {job id: [run dicts]}, split to fit the ceilings
+    real_cells: dict
+    real_needs: dict
+    feature_parts: dict  # a data set's feature cache, in parts that fit the ceilings
+    max_margin_runs: dict  # the attention-SVM check's runs, per model
+    warnings: list[str]  # legal but suspicious values, each naming its key
+
+
+def load(cfg: dict, schema_path: str | Path) -> Plan:
+    """Check ``cfg`` (filling in the schema's defaults, in place) and plan its jobs; a
+    :class:`benign.config.ConfigError` naming the key and the value otherwise."""
+    cv.validate_config(cfg, schema_path)
+    cluster = rs.cluster_settings(cfg)
+    jobs = plan.synthetic_jobs(cfg)
+    cells = plan.real_cells(cfg)
+    needs = plan.real_needs(cfg, cells)
+    parts = plan.feature_parts(cfg, cells)
+    mm_runs = plan.max_margin_runs(cfg)
+    cv.check_projection(cfg)
+    cv.check_boundary_fits(cfg)
+    return Plan(cluster, jobs, cells, needs, parts, mm_runs, cv.warnings(cfg))

@@ -1,0 +1,15 @@
+"""The synthetic half (docs/data.md, docs/model.md), in reading order:
+
+1. ``spec.py``: the one list of a run's parameters, and what each one is.
+2. ``data_model.py``: the data model (class signals, weak tokens, noise), with
+   ``label_noise.py`` for which labels flip.
+3. ``models/``: the token-selection model and the one-layer encoder, many runs as one tensor
+   program (``interface.py`` is what every model implements; ``batch_data.py`` the shared data
+   draw of a batch).
+4. ``speed/``: the per-step machinery the models use (deferred updates, CUDA graphs).
+5. ``trainer.py``: full-batch gradient descent over batches of runs, with the metrics of every
+   logged step and checkpoints.
+6. ``token_projection.py``: Figure 1's computation (no training).
+7. ``max_margin_alignment.py``: runs tracked against the attention-SVM direction
+   (benign.analysis.max_margin solves it).
+"""

@@ -1,0 +1,133 @@
+"""The one list of a synthetic run's parameters (docs/data.md, docs/model.md), with what each one is.
+
+Every other list derives from these fields: the trainer's and the planner's batch key, the
+fields a run id leaves out, the CLI's flags, the run parameters of the runs schema, the keys of
+``synthetic.defaults`` and the checks of a run's values. Adding a sweepable parameter is one
+field here (and, for a new noise or data parameter, its use in the data model). Torch-free: the
+workflow plans with it at parse time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+
+from benign.core import registry
+
+GRID, RATES = "#/$defs/grid", "#/$defs/rates"  # a sweep axis's values (workflow/schemas/config.schema.yaml)
+POSNUM, POSINT = {"$ref": "#/$defs/posnum"}, {"$ref": "#/$defs/posint"}
+EVEN = {"type": "integer", "minimum": 2, "multipleOf": 2}
+
+
+def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool = False, axis: str = GRID,
+          defaults: bool = False, numbers: bool = True, column: bool = True, model_key: bool = False):  # fmt: skip
+    """A field of the spec and what it is: ``help`` and ``schema`` (its JSON schema in the config),
+
+    - ``batch``: runs that share every batch field share their data draw and train as one
+      tensor program (benign.synthetic.trainer);
+    - ``sweep``: a named sweep may take it as an axis, whose values ``axis`` checks;
+    - ``defaults``: ``synthetic.defaults`` sets it for every model;
+    - ``numbers``: it changes the numbers (else the run id leaves it out);
+    - ``column``: a column of the runs table (benign.core.schema.RUNS);
+    - ``model_key``: some model's own run key (benign.core.registry.Model.run_keys), None for
+      the others.
+    """
+    meta = dict(help=help, schema=schema, batch=batch, sweep=sweep, axis=axis, defaults=defaults, numbers=numbers,
+                column=column, model_key=model_key)  # fmt: skip
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """One data set of the synthetic model (paper defaults)."""
+
+    n: int = param(20, "training samples (even: classes are balanced)", EVEN, batch=True, sweep=True, defaults=True)
+    T: int = param(8, "tokens per input", {"type": "integer", "minimum": 3}, batch=True, sweep=True, defaults=True)
+    d: int = param(2000, "token dimension", {"type": "integer", "minimum": 2}, batch=True, sweep=True)
+    rho: float = param(0.1, "weak-signal scale", POSNUM, sweep=True, defaults=True)
+    signal_norm: float = param(20.0, "||mu||", POSNUM, sweep=True)
+    eta: float = param(0.2, "label-noise rate, in [0, 1)", {"$ref": "#/$defs/eta"}, sweep=True, axis=RATES,
+                       defaults=True)  # fmt: skip
+    sigma: float = param(1.0, "noise std", POSNUM, batch=True, defaults=True)
+    n_test: int = param(1000, "clean test samples (even: classes are balanced)", EVEN, batch=True, defaults=True)
+    seed: int = param(42, "seed of the data draw and the initialisation", {"type": "integer"}, batch=True)
+
+    @property
+    def snr(self) -> float:
+        return snr(self.signal_norm, self.sigma, self.d)
+
+
+@dataclass(frozen=True)
+class RunSpec(DataSpec):
+    """Every parameter of one synthetic run (paper defaults): its data set and its model and
+    training. Values are checked where they come from (the config's validation, the CLI's);
+    here only that they fit the model."""
+
+    model: str = param("token", "a model of benign.core.registry", {"type": "string"}, batch=True)
+    lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
+    steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
+    mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True,
+                                model_key=True)  # fmt: skip
+    setting: str = param("single", "the named setting or sweep the run belongs to", {"type": "string"},
+                         numbers=False)  # fmt: skip
+    log_every: int = param(0, "log every that many steps (0: the first and last only)", {"type": "integer", "minimum": 0},
+                           numbers=False, column=False)  # fmt: skip
+    log_points: int = param(0, "> 0: that many log-spaced steps instead", {"type": "integer", "minimum": 0},
+                            numbers=False, column=False)  # fmt: skip
+    record_attention: bool = param(False, "record every training sample's attention", {"type": "boolean"},
+                                   numbers=False, column=False)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        own = registry.model(self.model).run_keys
+        for key in MODEL_KEYS:
+            if key in own and getattr(self, key) is None:
+                raise ValueError(f"model {self.model!r} needs {key}")
+            if key not in own and getattr(self, key) is not None:
+                raise ValueError(f"{key} does not apply to model {self.model!r}; leave it unset")
+
+    def model_keys(self) -> dict:
+        """This run's values of its model's own run keys (benign.core.registry.Model.run_keys)."""
+        return {key: getattr(self, key) for key in registry.model(self.model).run_keys}
+
+    @property
+    def run_id(self) -> str:
+        """A stable id from every parameter that changes the numbers."""
+        key = {k: v for k, v in dataclasses.asdict(self).items() if k in NUMBERS}
+        digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.model}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
+
+    def batch_key(self) -> tuple:
+        return batch_key(dataclasses.asdict(self))
+
+
+def snr(signal_norm: float, sigma: float, d: int) -> float:
+    """SNR = ||mu|| / (sigma sqrt(d))."""
+    return signal_norm / (sigma * math.sqrt(d))
+
+
+FIELDS = dataclasses.fields(RunSpec)
+FIELDS_BY_NAME = {f.name: f for f in FIELDS}
+
+
+def _names(flag: str) -> tuple[str, ...]:
+    return tuple(f.name for f in FIELDS if f.metadata[flag])
+
+
+BATCH_KEYS = _names("batch")  # what the runs of one batch share
+SWEEP_AXES = _names("sweep")  # what a named sweep may vary
+DEFAULT_KEYS = _names("defaults")  # synthetic.defaults
+NUMBERS = _names("numbers")  # what a run id is made of
+COLUMNS = _names("column")  # the run parameters of the runs table
+MODEL_KEYS = _names("model_key")  # some model's own run keys
+LOGGING = tuple(f.name for f in FIELDS if not f.metadata["numbers"])  # what changes no number
+INTEGERS = tuple(f.name for f in FIELDS if f.type in ("int", "int | None"))
+REALS = tuple(f.name for f in FIELDS if f.type == "float")
+NUMERIC = tuple(c for c in COLUMNS if c in INTEGERS + REALS and c != "seed")  # what a figure's note states
+
+
+def batch_key(run: dict) -> tuple:
+    """What the runs of one batch share, from a run's dict (plain types: the planner's runs)."""
+    return tuple(run.get(k) for k in BATCH_KEYS)

@@ -1,0 +1,129 @@
+"""Small tables that conform to benign.core.schema, for rendering tests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from benign.core import schema
+
+RUN_DEFAULTS = dict(
+    setting="heatmap",
+    model="token",
+    n=20,
+    T=8,
+    d=2000,
+    rho=0.1,
+    signal_norm=20.0,
+    eta=0.2,
+    sigma=1.0,
+    n_test=1000,
+    lr=5e-3,
+    steps=1000,
+    mlp_dim=None,
+    seed=42,
+    n_noisy=4,
+    train_loss=0.45,
+    test_loss=0.5,
+    train_acc=1.0,
+    test_acc=0.99,
+    train_acc_clean=1.0,
+    train_acc_noisy=1.0,
+    test_sel_relevant=1.0,
+    test_att_relevant=0.8,
+    test_loss_normalised=0.2,
+    train_clean_sel_relevant=1.0,
+    train_clean_att_relevant=0.9,
+    train_clean_loss_normalised=0.1,
+    train_noisy_sel_relevant=0.0,
+    train_noisy_sel_weak_true=0.0,
+    train_noisy_sel_weak_opposite=0.5,
+    train_noisy_sel_irrelevant=0.5,
+    test_loss_selected=0.4,
+    test_loss_uniform=0.65,
+    test_acc_uniform=0.99,
+    regime="benign",
+    head_acc_regime="benign",
+    fit_noisy_step=100.0,
+    fit_noisy_censored=False,
+    fit_all_step=100.0,
+    fit_all_censored=False,
+    generalized_step=200.0,
+    generalized_censored=False,
+    status="ok",
+    wall_time_s=1.0,
+    device="cpu",
+    peak_rss_mb=500.0,
+    peak_cuda_mb=float("nan"),
+    code_version="test",
+)
+REAL_RUN_DEFAULTS = dict(
+    dataset="mnist",
+    dataset_label="MNIST",
+    paper_dataset="MNIST",
+    backbone="google/vit-base-patch16-224-in21k",
+    n=200,
+    eta=0.1,
+    seed=42,
+    num_classes=10,
+    pretrain_size=10000,
+    pretrain_epochs=300,
+    finetune_epochs=2000,
+    baseline_acc=0.95,
+    train_loss_last_epoch=0.01,
+    train_loss=0.01,
+    train_acc=1.0,
+    test_loss=0.3,
+    test_acc=0.9,
+    status="ok",
+    wall_time_s=1.0,
+    device="cpu",
+    peak_rss_mb=500.0,
+    peak_cuda_mb=float("nan"),
+    code_version="test",
+)
+
+
+def conform(rows: list[dict], table_schema: pa.Schema) -> pd.DataFrame:
+    """Build, check against the schema, and return the frame as a reader would see it."""
+    return schema.to_table(pd.DataFrame(rows), table_schema).to_pandas()
+
+
+def runs(rows: list[dict]) -> pd.DataFrame:
+    out = []
+    for i, row in enumerate(rows):
+        full = {**RUN_DEFAULTS, "run_id": f"run{i}", **row}
+        full.setdefault("snr", full["signal_norm"] / math.sqrt(full["d"]))
+        out.append(full)
+    return conform(out, schema.RUNS)
+
+
+def real_runs(rows: list[dict]) -> pd.DataFrame:
+    return conform([{**REAL_RUN_DEFAULTS, "run_id": f"real{i}", **row} for i, row in enumerate(rows)], schema.REAL_RUNS)
+
+
+def heatmap_runs() -> pd.DataFrame:
+    """A 4 x 3 (d, ||mu||) grid, 2 seeds a cell, one run diverged and one ok run with a NaN test loss."""
+    rows = []
+    for d in (250, 375, 500, 625):
+        for norm in (5.0, 7.5, 10.0):
+            for seed in (1, 2):
+                rows.append(
+                    dict(
+                        d=d,
+                        signal_norm=norm,
+                        seed=seed,
+                        train_loss=0.4 + d / 1e4 + seed / 100,
+                        test_loss=norm / 10,
+                        train_acc=1.0,
+                        test_acc=0.5 + norm / 20,
+                    )
+                )
+    rows[0].update(
+        status="diverged", train_loss=np.nan, test_loss=np.nan, train_acc=np.nan, test_acc=np.nan, regime=None
+    )
+    rows[7].update(test_loss=np.nan)  # status ok but a non-finite metric: must be masked too
+    return runs(rows)

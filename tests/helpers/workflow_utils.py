@@ -1,0 +1,102 @@
+"""Helpers for tests that run the workflow in a temporary copy of the repository."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from benign.core import registry
+from benign.core.schema import MEASURED
+
+ROOT = Path(__file__).resolve().parents[2]
+IGNORE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "results",
+    "logs",
+    "resources",
+    ".snakemake",
+    "__pycache__",
+    ".pytest_cache",
+    "*.egg-info",
+    "benchmarks",
+)
+
+
+def copy_repo(dest: Path, source: Path = ROOT) -> Path:
+    """A copy of the working tree (or of another copy, to share its code) without generated files."""
+    shutil.copytree(source, dest, ignore=IGNORE)
+    return dest
+
+
+def snakemake(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
+    """Rule -> job count of a dry run (empty when there is nothing to do)."""
+    out = snakemake(cwd, "-n", *args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    counts: dict[str, int] = {}
+    lines = out.stdout.splitlines()
+    if "Job stats:" not in lines:
+        return counts
+    for line in lines[lines.index("Job stats:") + 3 :]:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+# The metrics tables (the data behind every figure and table) of each half of the workflow.
+TABLES = [f"synthetic/{model}/{name}.parquet" for model in registry.MODELS for name in ("runs", "curves", "attention")]
+TABLES += ["synthetic/token_projection.parquet"]
+REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
+
+
+def table_args(*configfiles: str, tables: list[str] = TABLES) -> list[str]:
+    """Snakemake arguments that build these tables (no figures) with these config files.
+    The targets go first: --configfile takes every path that follows it."""
+    return [*(f"results/{t}" for t in tables), "--cores", "2", "--configfile", *configfiles]
+
+
+def build_tables(repo: Path, *configfiles: str, tables: list[str] = TABLES) -> float:
+    """Build the tables in ``repo``; returns the seconds it took."""
+    start = time.perf_counter()
+    out = snakemake(repo, *table_args(*configfiles, tables=tables))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return time.perf_counter() - start
+
+
+def read_tables(repo: Path, drop: tuple[str, ...] = MEASURED, tables: list[str] = TABLES) -> dict[str, pd.DataFrame]:
+    """Tables of a finished run, less the columns that may differ between runs."""
+    return {t: pd.read_parquet(repo / "results" / t).drop(columns=list(drop), errors="ignore") for t in tables}
+
+
+def files_under(folder: Path) -> set[str]:
+    """Relative paths of every file (hidden ones included) below ``folder``."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Ids of live processes whose working directory is ``folder`` or below it."""
+    folder = folder.resolve()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = (proc / "cwd").resolve(strict=True)
+        except OSError:
+            continue
+        if cwd == folder or folder in cwd.parents:
+            pids.append(int(proc.name))
+    return pids
