@@ -58,3 +58,9 @@ def test_the_artifact_index_of_the_docs_is_the_tables(root):
         text = (root / name).read_text()
         assert artifacts.with_index(text) == text, f"{name}: run python -m benign artifacts --write"
         assert artifacts.index() in text
+
+
+def test_the_readme_stays_short_and_links_the_generated_results(root):
+    readme = (root / "README.md").read_text()
+    assert len(readme.splitlines()) < 150
+    assert "docs/results.md" in readme

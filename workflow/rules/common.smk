@@ -217,4 +217,4 @@ def all_outputs():
             else [art.name]
         )
         out += [f"{art.folder}/{s}{ext}" for s in stems for ext in art.extensions]
-    return out
+    return out + ["results/summary.md"]

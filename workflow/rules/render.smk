@@ -65,3 +65,28 @@ for art in sorted(
             ),
         script:
             "../scripts/render.py"
+
+
+rule summary:
+    """results/summary.md: every table's numbers beside their artifact (benign/tables/summary.py)."""
+    input:
+        tables=[
+            f"{a.folder}/{a.name}.csv"
+            for a in artifacts.ARTIFACTS.values()
+            if a.kind == "table" and built(a)
+        ],
+        synthetic_runs=expand(rules.aggregate_synthetic.output.runs, model=MODELS),
+        real_runs=rules.aggregate_real.output.runs if REAL_CELLS else [],
+    output:
+        report(
+            "results/summary.md", caption="../report/summary.rst", category="Summary"
+        ),
+    log:
+        "logs/summary.log",
+    conda:
+        "../envs/benign.yaml"
+    params:
+        configfiles=[str(f) for f in workflow.configfiles],
+        code=code("summary.py"),
+    script:
+        "../scripts/summary.py"

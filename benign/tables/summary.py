@@ -1,0 +1,124 @@
+"""The run's numbers in one page (``results/summary.md``): every number the README's findings
+rest on, next to the artifact it comes from, headed by the commit, the machine and the job time.
+
+The README states the findings in words; docs/results.md is this page from a default
+reproduction. Nothing here is typed by hand: each line reads a table the run wrote.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benign.core.io import write_text
+from benign.tables.common import MISSING, PathLike
+
+
+def _f(value, digits: int = 3) -> str:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{value:.{digits}g}" if np.isfinite(value) else MISSING
+
+
+def _interval(row: pd.Series, name: str) -> str:
+    return f"{_f(row[name])} [{_f(row[f'{name}_low'])}, {_f(row[f'{name}_high'])}]"
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    head = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
+    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
+    rows = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *rows]) + "\n"
+
+
+def _regimes(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "model": table["model"], "setting": table["setting"], "d": table["d"], "||mu||": table["signal_norm"],
+        "regime (of the means)": table["regime"], "seeds' regimes": table["seed_regimes"],
+        "test acc": table["test_acc_mean"].map(_f), "r": table["test_loss_normalised_mean"].map(_f),
+        "flipped labels fitted from step": table["flipped_fitted_from_step"],
+    })  # fmt: skip
+
+
+def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, r in table.iterrows():
+        rows.append({
+            "boundary": r["boundary"], "horizon": int(r["horizon"]), "runs": int(r["runs"]),
+            "a (d), 95% interval": f"{_interval(r, 'a')}: {r['a_verdict']} (theory {_f(r['theory_a'])})",
+            "b (n), 95% interval": f"{_interval(r, 'b')}: {r['b_verdict']} (theory {_f(r['theory_b'])})",
+            "e (log d log n)": _interval(r, "e"), "resolution (factor in ||mu||)": _f(r["resolution"]),
+            "held-out log-loss (fit / theory / base)": " / ".join(
+                _f(r[c]) for c in ("heldout_log_loss", "heldout_log_loss_theory", "base_log_loss")),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _times(table: pd.DataFrame) -> pd.DataFrame:
+    first = table.drop_duplicates(["time", "form"])
+    return pd.DataFrame({
+        "time": first["time"], "form": first["form"], "AIC": first["aic"].map(_f),
+        "better (lower AIC)": first["better_form"].map({True: "yes", False: "no"}),
+        "runs (censored)": [f"{int(r)} ({int(c)})" for r, c in zip(first["runs"], first["censored"])],
+    })  # fmt: skip
+
+
+def _delay_scan(table: pd.DataFrame) -> pd.DataFrame:
+    kinds = ["selection_after_fit", "together", "selection_before_fit", "fit_only", "selection_only", "neither"]
+    out = table.groupby("T")[kinds].sum().reset_index()
+    after = table[table["selection_after_fit"] > 0].groupby("T")["signal_norm"].agg(["min", "max"])
+    out["||mu|| where selection comes after the fit"] = out["T"].map(
+        lambda t: f"{_f(after.loc[t, 'min'])} to {_f(after.loc[t, 'max'])}" if t in after.index else MISSING
+    )
+    return out.rename(columns={k: k.replace("_", " ") for k in kinds})
+
+
+def _max_margin(table: pd.DataFrame) -> pd.DataFrame:
+    last = table[table["horizon"] == table.groupby("model")["horizon"].transform("max")]
+    return pd.DataFrame({
+        "model": last["model"], "setting": last["setting"], "step": last["step"],
+        "cos(p, p^mm)": last["cosine"].map(_f), "random selection": last["cosine_random"].map(_f),
+        "step-1 selection": last["cosine_early"].map(_f), "relevant tokens' mean": last["cosine_relevant"].map(_f),
+        "locally optimal": last["locally_optimal"].map(_f),
+    })  # fmt: skip
+
+
+def _real(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "data set": table["dataset"], "n": table["n"], "eta": table["eta"],
+        "test acc (ours)": [f"{_f(m, 3)} ± {_f(s, 2)}" for m, s in zip(table["test_acc_mean"], table["test_acc_std"])],
+        "test acc (paper)": table["paper_test_acc_mean"].map(_f),
+        "clean baseline (ours / paper)": [f"{_f(a)} / {_f(b)}" for a, b in
+                                           zip(table["baseline_acc_mean"], table["paper_baseline_acc_mean"])],
+        "train loss": table["train_loss_mean"].map(_f),
+    })  # fmt: skip
+
+
+SECTIONS = {  # table -> (heading, what its rows say)
+    "synthetic_regimes": ("Named settings", _regimes),
+    "regime_boundaries": ("Regime boundaries of the atlas", _boundaries),
+    "generalization_times": ("Fit and generalization times (censored regressions)", _times),
+    "delay_scan": ("Delay scan in the benign band (runs per outcome)", _delay_scan),
+    "max_margin": ("Attention-SVM check, at the largest horizon", _max_margin),
+    "real_eta0.1": ("Real data, eta = 0.1 (Table 2)", _real),
+    "real_eta0_0.2": ("Real data, eta = 0 and 0.2 (Table 6)", _real),
+}
+
+
+def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float]) -> str:
+    """Write the summary of the tables ``tables`` ({name: CSV path}) to ``path``: ``header``
+    (commit, machine, ...) first, then each table's numbers under the artifact's name."""
+    lines = ["# What the runs show: the numbers", ""]
+    lines += [f"- {key}: {value}" for key, value in header.items()]
+    lines += [f"- job time, {half}: {seconds / 60:.1f} min" for half, seconds in job_seconds.items()]
+    lines.append("")
+    for name, (heading, rows) in SECTIONS.items():
+        if name not in tables:
+            continue
+        lines += [f"## {heading}", "", f"From `results/tables/{name}.csv`.", ""]
+        lines.append(_markdown(rows(pd.read_csv(tables[name]))))
+    text = "\n".join(lines)
+    write_text(path, text)
+    return text
