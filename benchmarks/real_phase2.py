@@ -31,7 +31,7 @@ from benign.real.datasets import fetch_dataset, load_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.final_layer import backbone_pooler, drop_padding, full_forward, make_head
 from benign.real.loop import TrainConfig, train
-from benign.real.protocol import block_forward
+from benign.real.reference import block_forward
 
 BACKBONE = {"name": "minilm", "kind": "gt_minilm", "max_length": 128}
 DATASET = {

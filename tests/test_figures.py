@@ -5,9 +5,8 @@ import pytest
 
 from benign.analysis import metrics
 from benign.core import schema
+from benign.figures import dynamics, heatmaps, projection, style
 from benign.figures import real as real_figures
-from benign.figures import style
-from benign.figures import synthetic as synthetic_figures
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.token_projection import token_projection
 from tests.helpers import frames
@@ -28,7 +27,7 @@ def assert_rendered(stem):
 def test_token_projection(tmp_path):
     cfg = DataSpec(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
     points = token_projection(cfg, {"harmful": 1.0, "benign": 0.06, "not_overfitting": 0.001})
-    synthetic_figures.token_projection(points, cfg, tmp_path / "fig1")
+    projection.token_projection(points, cfg, tmp_path / "fig1")
     assert_rendered(tmp_path / "fig1")
 
 
@@ -57,15 +56,15 @@ def attention_rows(run_id, T, samples=4, noisy=(1, 2), unfitted=(2,), steps=rang
 def test_pick_samples_by_kind_at_the_last_step():
     trace = frames.conform(attention_rows("r", T=4, samples=5, noisy=(1, 2, 4), unfitted=(2, 4)), schema.ATTENTION)
     # sample 2 is fitted before step 20 and not at the end: judged at the last step
-    assert synthetic_figures.pick_samples(trace) == {"clean": 0, "noisy, fitted": 1, "noisy, not fitted": 2}
+    assert dynamics.pick_samples(trace) == {"clean": 0, "noisy, fitted": 1, "noisy, not fitted": 2}
     every_noisy_fitted = frames.conform(attention_rows("r", T=4, unfitted=()), schema.ATTENTION)
-    assert synthetic_figures.pick_samples(every_noisy_fitted)["noisy, not fitted"] is None
+    assert dynamics.pick_samples(every_noisy_fitted)["noisy, not fitted"] is None
     # the figure takes the lowest seed whose run has every kind, else the lowest seed
     runs = frames.runs([dict(run_id="s1", seed=1), dict(run_id="s2", seed=2), dict(run_id="s3", seed=3)])
     att = frames.conform(attention_rows("s1", T=4, unfitted=()) + attention_rows("s2", T=4)
                          + attention_rows("s3", T=4), schema.ATTENTION)  # fmt: skip
-    assert synthetic_figures._run_with_every_kind(runs, att)[0]["seed"] == 2
-    assert synthetic_figures._run_with_every_kind(runs.iloc[:1], att)[0]["seed"] == 1
+    assert dynamics._run_with_every_kind(runs, att)[0]["seed"] == 2
+    assert dynamics._run_with_every_kind(runs.iloc[:1], att)[0]["seed"] == 1
 
 
 @pytest.mark.parametrize("model", ["token", "encoder"])
@@ -91,13 +90,13 @@ def test_softmax_dynamics(tmp_path, model):
     att += attention_rows("bad", T=8, cls=model == "encoder", value=np.nan)
     runs = frames.runs(run_rows)
     attention = frames.conform(att, schema.ATTENTION)
-    synthetic_figures.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
+    dynamics.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
     assert_rendered(tmp_path / "dyn")
 
 
 def test_loss_heatmap(tmp_path):
     runs = heatmap_runs().assign(model="encoder")
-    synthetic_figures.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model="encoder")
+    heatmaps.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model="encoder")
     assert_rendered(tmp_path / "heat")
 
 
@@ -122,28 +121,28 @@ def boundary_fits_table(horizon=1000):
 
 def test_heatmap_curves_fitted_pinned_or_none():
     fits = boundary_fits_table()
-    curves = synthetic_figures._heatmap_curves(fits, 1000, None, None)
+    curves = heatmaps._heatmap_curves(fits, 1000, None, None)
     # the not-overfitting fit and its theory curve; the harmful fit has no exponent and no constant
     assert [(c["c"], c["a"], c["b"], c["ls"]) for c in curves] == [(0.5, 0.8, -0.4, "-"), (9.0, 0.5, -0.5, "--")]
-    pinned = synthetic_figures._heatmap_curves(fits, 1000, 3.0, 1.5)
+    pinned = heatmaps._heatmap_curves(fits, 1000, 3.0, 1.5)
     assert [(c["c"], c["a"], c["b"], c["ls"]) for c in pinned] == [
         (0.5, 0.8, -0.4, "-"),
         (3.0, 0.5, -0.5, "--"),
         (1.5, 0.25, 0.0, "--"),
     ]
-    assert synthetic_figures._heatmap_curves(fits, 50, None, None) == []  # no fit at this horizon
-    assert synthetic_figures._heatmap_curves(None, 1000, None, None) == []
+    assert heatmaps._heatmap_curves(fits, 50, None, None) == []  # no fit at this horizon
+    assert heatmaps._heatmap_curves(None, 1000, None, None) == []
 
 
 def test_loss_heatmap_with_fits(tmp_path):
     runs = heatmap_runs().assign(model="token", steps=1000)
-    synthetic_figures.loss_heatmap(runs, tmp_path / "heat", fits=boundary_fits_table(), model="token")
+    heatmaps.loss_heatmap(runs, tmp_path / "heat", fits=boundary_fits_table(), model="token")
     assert_rendered(tmp_path / "heat")
 
 
 def test_loss_heatmap_needs_runs(tmp_path):
     with pytest.raises(ValueError):
-        synthetic_figures.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
+        heatmaps.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
 
 
 NO_SELECTION = {name: np.nan for name, _ in schema.SELECTION}
@@ -195,14 +194,14 @@ def delayed_tables(nan_in_ok_run=False):
 
 def test_delayed_generalization(tmp_path):
     runs, curves = delayed_tables()
-    synthetic_figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+    dynamics.delayed_generalization(runs, curves, tmp_path / "delayed")
     assert_rendered(tmp_path / "delayed")
 
 
 def test_delayed_generalization_refuses_nan_in_ok_run(tmp_path):
     runs, curves = delayed_tables(nan_in_ok_run=True)
     with pytest.raises(ValueError, match="non-finite"):
-        synthetic_figures.delayed_generalization(runs, curves, tmp_path / "delayed")
+        dynamics.delayed_generalization(runs, curves, tmp_path / "delayed")
 
 
 DATASETS = [

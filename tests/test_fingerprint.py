@@ -69,7 +69,7 @@ def test_editing_a_config_message_reruns_nothing(done, tmp_path):
     assert edited(done, tmp_path, "config/validate.py") == {}
 
 
-@pytest.mark.parametrize("module", ["figures/synthetic.py", "tables/real.py", "analysis/metrics.py"])
+@pytest.mark.parametrize("module", ["figures/heatmaps.py", "tables/real.py", "analysis/metrics.py"])
 def test_editing_figures_or_tables_reruns_no_training_job(done, tmp_path, module):
     jobs = edited(done, tmp_path, module)
     assert jobs and not TRAINING & set(jobs), jobs

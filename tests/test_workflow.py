@@ -76,7 +76,7 @@ def test_config_edit_reruns_only_its_jobs(done):
 
 @pytest.mark.slow
 def test_library_edit_reruns_the_jobs_that_use_it(done):
-    figures = done / "benign/figures/synthetic.py"
+    figures = done / "benign/figures/heatmaps.py"
     text = figures.read_text()
     figures.write_text(text + "\n# edited\n")
     try:

@@ -75,7 +75,7 @@ ARTIFACTS = {
     a.name: a
     for a in (
         Artifact("token_projection", "figure", "Figure 1", "token projection under a hand-set query", "Synthetic",
-                 function="benign.figures.synthetic:token_projection", inputs={"points": "points"},
+                 function="benign.figures.projection:token_projection", inputs={"points": "points"},
                  params={"cfg": "synthetic.projection"}),
         Artifact("softmax_dynamics", "figure", "Figures 3, 6", "softmax dynamics", "Synthetic",
                  stems=("{prefix}softmax_dynamics",),
@@ -84,7 +84,7 @@ ARTIFACTS = {
                  "Synthetic", when="heatmap", stems=("{prefix}loss_heatmap",),
                  models={"token": "Figure 5", "encoder": "Figure 7"}),
         Artifact("delayed_generalization", "figure", "Section 4", "delayed generalization of the benign setting",
-                 "Synthetic", when="delayed", function="benign.figures.synthetic:delayed_generalization",
+                 "Synthetic", when="delayed", function="benign.figures.dynamics:delayed_generalization",
                  inputs={"runs": "runs@token", "curves": "curves@token"},
                  params={"loss_threshold": "synthetic.regime.loss_threshold"}),
         Artifact("synthetic_regimes", "table", "Figures 3, 6", "named settings of every model, final metrics and "

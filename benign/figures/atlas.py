@@ -13,10 +13,8 @@ from matplotlib.patches import Patch
 from benign.analysis import survival
 from benign.analysis.metrics import regime_fractions
 from benign.analysis.theory import REGIME_LABELS, REGIMES
-from benign.figures.style import NORM, STYLE, PathLike, figure_legend, save, seeds_note
+from benign.figures.style import NORM, REGIME_COLOURS, STYLE, PathLike, figure_legend, save, seeds_note
 
-REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
-                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
 BOUNDARY_COLOURS = {
     "not overfitting": REGIME_COLOURS["not_overfitting"],
     "selection (harmful below)": REGIME_COLOURS["harmful"],

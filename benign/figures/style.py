@@ -170,3 +170,8 @@ def panel_grid(rows: int, cols: int, width: float, height: float):
     return plt.subplots(
         rows, cols, figsize=(width * cols, height), sharex=True, sharey=True, squeeze=False, layout="constrained"
     )
+
+
+# the colour of each regime, shared by the heatmaps and the regime atlas
+REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
+                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip

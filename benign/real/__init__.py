@@ -11,5 +11,9 @@ Pipeline, one function per step (each importable and testable without the workfl
    its test accuracy is the baseline) for every seed at once -> heads file (``heads.py``).
 4. ``run_cell(features_path, heads, dataset_entry, n, etas, seed, ...)``: phase 2 (final-layer
    query/key on noisy labels) for every eta as one program -> REAL_RUNS and REAL_ATTENTION
-   frames (``protocol.py``, ``batched.py``, ``final_layer.py``).
+   frames (``protocol.py``, ``batched.py``, ``final_layer.py``; the training loop of both
+   phases in ``loop.py``).
+
+``reference.py`` holds the one-run path (one seed's head, one run's phase 2) that the batched
+programs are tested against.
 """

@@ -3,7 +3,7 @@
 Runs that share a data set, a backbone and n (any seeds and noise rates) take the same number
 of optimiser steps, so their query and key parameters are stacked along a leading run axis
 and trained together through :meth:`FinalBlock.forward_groups`. Each run keeps what the
-one-run path (``benign.real.protocol.finetune_query_key``) gives it: its own fine-tuning rows,
+one-run path (``benign.real.reference.finetune_query_key``) gives it: its own fine-tuning rows,
 noisy labels, head, query/key initialisation and batch order, its loss as the mean over its
 own batch, gradient clipping by its own norm, and its own AdamW state (AdamW is elementwise,
 so stacking does not mix runs).

@@ -3,7 +3,7 @@
 
 Each seed trains its own head (BERT: pooler + classifier; images: classifier) on its own clean
 pretraining rows, with its own initialisation ("real_head_init") and batch order
-("real_pretrain_shuffle"), exactly as the one-run path ``protocol.pretrain_head`` does; the
+("real_pretrain_shuffle"), exactly as the one-run path ``reference.pretrain_head`` does; the
 seeds' parameters are stacked along a leading run axis so one optimiser step serves them all.
 Every n fine-tunes from the same head of a seed, so phase 1 runs once per data set, not once
 per phase-2 job.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -29,12 +28,11 @@ import torch
 
 from benign.core.device import peak_memory_mb, pick_device
 from benign.core.schema import REAL_ATTENTION, REAL_RUNS
-from benign.real.backbones import reinit_linear
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.features import FeatureCache, load_features
-from benign.real.final_layer import FinalBlock, Head, drop_padding, make_head
+from benign.real.final_layer import drop_padding
 from benign.real.heads import PretrainedHeads, pretrain_heads
-from benign.real.loop import Epoch, Forward, TrainConfig, evaluate, train
+from benign.real.loop import TrainConfig
 from benign.synthetic.data_model import generator
 from benign.synthetic.label_noise import draw_nested_noise
 
@@ -64,92 +62,6 @@ def run_id(dataset: str, backbone: str, n: int, eta: float, seed: int) -> str:
 
 def on_device(*tensors: torch.Tensor | None, device: torch.device) -> list[torch.Tensor | None]:
     return [t.to(device) if t is not None else None for t in tensors]
-
-
-@dataclass
-class PhaseOne:
-    head: Head
-    baseline_acc: float  # test accuracy
-    wall_time_s: float
-
-
-@dataclass
-class PhaseTwo:
-    history: list[Epoch]
-    train_loss: float  # evaluated after training, against the noisy labels
-    train_acc: float
-    test_loss: float
-    test_acc: float
-    wall_time_s: float
-
-
-def pretrain_head(
-    cache: FeatureCache, rows: torch.Tensor, num_classes: int, seed: int, cfg: TrainConfig, device
-) -> PhaseOne:
-    """Phase 1: train only the head (BERT: pooler + classifier) on the clean pretraining rows."""
-    start = time.perf_counter()
-    init = generator(seed, "real_head_init")
-    head = make_head(
-        cache.block_config.hidden_size, num_classes, cache.pooler_state, cache.meta["initializer_range"], init
-    )
-    features = cache.train_pooled[rows].to(device)
-    head = head.to(device, features.dtype)
-    labels = cache.y_train[rows].to(device)
-    train(
-        list(head.parameters()),
-        lambda b: (head(features[b]), None),
-        labels,
-        cfg,
-        generator(seed, "real_pretrain_shuffle"),
-        "phase 1",
-    )
-    head.requires_grad_(False)
-    test_features = cache.test_pooled.to(device)
-    _, acc = evaluate(lambda b: (head(test_features[b]), None), cache.y_test.to(device))
-    return PhaseOne(head=head, baseline_acc=acc, wall_time_s=time.perf_counter() - start)
-
-
-def block_forward(block: FinalBlock, head: Head, hidden: torch.Tensor, mask: torch.Tensor | None) -> Forward:
-    """Logits and attention of the rows of cached final-layer inputs."""
-
-    def forward(rows: torch.Tensor):
-        out, attention = block(hidden[rows], mask[rows] if mask is not None else None)
-        return head(out), attention
-
-    return forward
-
-
-def finetune_query_key(
-    block: FinalBlock,
-    head: Head,
-    train_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
-    test_set: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor],
-    seed: int,
-    cfg: TrainConfig,
-    name: str,
-) -> PhaseTwo:
-    """Phase 2: re-initialise the final layer's query and key and train only them.
-
-    ``train_set`` / ``test_set``: (final-layer inputs, mask or None, labels); the training
-    labels are the noisy ones.
-    """
-    start = time.perf_counter()
-    init = generator(seed, "real_qk_init")
-    reinit_linear(block.query, init)
-    reinit_linear(block.key, init)
-    query_key = [*block.query.parameters(), *block.key.parameters()]
-    for p in query_key:
-        p.requires_grad_(True)
-    hidden, mask, labels = train_set
-    history = train(
-        query_key, block_forward(block, head, hidden, mask), labels, cfg, generator(seed, "real_finetune_shuffle"), name
-    )
-    for p in query_key:
-        p.requires_grad_(False)
-    train_loss, train_acc = evaluate(block_forward(block, head, hidden, mask), labels)
-    test_hidden, test_mask, y_test = test_set
-    test_loss, test_acc = evaluate(block_forward(block, head, test_hidden, test_mask), y_test)
-    return PhaseTwo(history, train_loss, train_acc, test_loss, test_acc, time.perf_counter() - start)
 
 
 def pretrain(

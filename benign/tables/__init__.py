@@ -1,7 +1,15 @@
-"""Tables (docs/artifacts.md), by half: ``synthetic`` and ``real`` (shared helpers in ``common``),
-each written as ``<stem>.csv`` (numbers) and ``<stem>.md`` (formatted), atomically.
+"""Tables (docs/artifacts.md; the table of them is benign/config/artifacts.py), in reading order:
 
-Seed statistics use only runs with status "ok" (the others are counted in ``failed``);
-the std is the population std (ddof = 0), as in the paper. A NaN among ok runs is not
-skipped: it propagates to the cell, which Markdown shows as "—".
+1. ``common.py``: seed statistics, cell formatting, the atomic CSV + Markdown writer.
+2. ``synthetic.py``: the named settings of every model.
+3. ``boundaries.py``: the regime boundaries and the regime model of the atlas.
+4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times.
+5. ``max_margin.py``: the attention-SVM check.
+6. ``real.py``: Tables 2 and 6, with the paper's numbers (``reference/``) beside ours.
+7. ``summary.py``: every table's numbers in one page (``results/summary.md``).
+
+Each is written as ``<stem>.csv`` (numbers) and ``<stem>.md`` (formatted), atomically. Seed
+statistics use only runs with status "ok" (the others are counted in ``failed``); the std is
+the population std (ddof = 0), as in the paper. A NaN among ok runs is not skipped: it
+propagates to the cell, which Markdown shows as "—".
 """

@@ -13,7 +13,7 @@ from benign.core import stopping
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
 from benign.real.loop import TrainConfig
-from benign.real.protocol import finetune_query_key
+from benign.real.reference import finetune_query_key
 from benign.synthetic.data_model import generator
 from tests.helpers.real_data import tiny_model
 

@@ -12,7 +12,8 @@ from benign.real.datasets import fetch_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.heads import load_heads, pretrain_heads, save_heads
 from benign.real.loop import TrainConfig
-from benign.real.protocol import finetune_pool, pretrain, pretrain_head, run_cell, split_indices
+from benign.real.protocol import finetune_pool, pretrain, run_cell, split_indices
+from benign.real.reference import pretrain_head
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
 IMAGE_ENTRY = dict(
@@ -141,7 +142,7 @@ def test_run_cell_refuses_a_cache_of_another_data_set(features):
 @pytest.mark.parametrize("modality", ["image", "text"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_phase_one_of_all_seeds_equals_each_seed_alone(features, modality, dtype):
-    """heads.pretrain_heads (the seeds stacked, one program) against protocol.pretrain_head (one seed)."""
+    """heads.pretrain_heads (the seeds stacked, one program) against reference.pretrain_head (one seed)."""
     entry, path = features[modality]
     cache = load_features(path)
     cache = dataclasses.replace(

@@ -5,7 +5,7 @@ import pandas as pd
 
 from benign.core.io import log_to
 from benign.core.schema import RUNS, read_parquet
-from benign.figures import synthetic as figures
+from benign.figures import heatmaps as figures
 
 log_to(snakemake.log[0])
 figures.loss_heatmap(

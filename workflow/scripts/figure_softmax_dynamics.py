@@ -2,7 +2,7 @@
 
 from benign.core.io import log_to
 from benign.core.schema import ATTENTION, RUNS, read_parquet
-from benign.figures import synthetic as figures
+from benign.figures import dynamics as figures
 
 log_to(snakemake.log[0])
 figures.softmax_dynamics(

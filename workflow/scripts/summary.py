@@ -57,7 +57,7 @@ header = {
     "commit": commit(),
     "written": time.strftime("%Y-%m-%d %H:%M %Z"),
     "machine": f"{cpu_model()}, {os.cpu_count()} cores, {memory_gib()}; devices of the runs: {', '.join(devices)}",
-    "config files": ", ".join(os.path.relpath(f) for f in snakemake.params.configfiles),
+    "config files": ", ".join(dict.fromkeys(os.path.relpath(f) for f in snakemake.params.configfiles)),
 }
 seconds = {half: float(sum(f["wall_time_s"].sum() for f in frames)) for half, frames in runs.items() if frames}
 summary({Path(p).stem: p for p in snakemake.input.tables}, snakemake.output[0], header, seconds)

@@ -1,12 +1,11 @@
-"""Figures of the synthetic experiments: the token projection (Figure 1), softmax dynamics
-(Figures 3 and 6), loss heatmaps (Figures 5 and 7) and delayed generalization."""
+"""Training dynamics of the synthetic models: softmax over tokens (Figures 3 and 6) and delayed
+generalization."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
@@ -20,11 +19,8 @@ from benign.figures.style import (
     STYLE,
     TOKEN_STYLES,
     PathLike,
-    diverged_handle,
-    edges,
     excluded_note,
     figure_legend,
-    grid_panel,
     ok_runs,
     panel_grid,
     require_finite,
@@ -32,77 +28,7 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
-from benign.synthetic.data_model import DataSpec
-from benign.synthetic.token_projection import projection_accuracy, projection_config
-from benign.tables.boundaries import BOUNDARIES
 
-REGIME_COLOURS = {"not_overfitting": np.array([0.12, 0.47, 0.71]), "benign": np.array([0.17, 0.63, 0.17]),
-                  "harmful": np.array([0.84, 0.15, 0.16])}  # fmt: skip
-
-# ---------------------------------------------------------------- Figure 1
-
-
-@plt.rc_context(STYLE)
-def token_projection(points: pd.DataFrame, cfg: DataSpec | Mapping, stem: PathLike) -> None:
-    """Figure 1: the token each input selects, projected on (mu_{-1}, mu_{+1}); train top, test bottom.
-
-    ``points`` is ``benign.synthetic.token_projection.token_projection(cfg, lambdas)``; ``cfg`` its
-    data set, or the workflow's ``synthetic.projection`` block.
-    """
-    if isinstance(cfg, Mapping):
-        cfg, _ = projection_config(cfg)
-    accuracy = projection_accuracy(points).set_index("setting")
-    settings = list(accuracy.index)
-    fig, axes = panel_grid(2, len(settings), 3.2, 6.4)
-    colours = {1: "tab:blue", -1: "tab:orange"}
-    for j, setting in enumerate(settings):
-        lam = accuracy.loc[setting, "lam"]
-        for i, split in enumerate(("train", "test")):
-            ax = axes[i, j]
-            sub = points[(points["setting"] == setting) & (points["split"] == split)]
-            for label, colour in colours.items():
-                for noisy, marker, size in ((False, "o", 14), (True, "X", 40)):
-                    pts = sub[(sub["label_true"] == label) & (sub["noisy"] == noisy)]
-                    ax.scatter(
-                        pts["proj_neg"],
-                        pts["proj_pos"],
-                        c=colour,
-                        marker=marker,
-                        s=size,
-                        edgecolors="black" if noisy else "none",
-                        linewidths=0.5,
-                        alpha=0.8,
-                    )
-            # the fixed head nu scores a token by <x, mu_{+1}> - <x, mu_{-1}>: the diagonal
-            ax.axline((0.0, 0.0), slope=1.0, color="0.35", ls="--", lw=0.9, zorder=0)
-            acc = accuracy.loc[setting, f"{split}_acc"]
-            head = f"{REGIME_LABELS.get(setting, setting)} ($\\lambda$ = {lam:g})\n" if i == 0 else ""
-            ax.set_title(f"{head}{split}: accuracy {acc:.2f}")
-            if i == 1:
-                ax.set_xlabel(r"$\langle x_{\rm sel}, \mu_{-1}\rangle / \Vert\mu\Vert$")
-            if j == 0:
-                ax.set_ylabel(f"{split} set\n" + r"$\langle x_{\rm sel}, \mu_{+1}\rangle / \Vert\mu\Vert$")
-    fig.suptitle("Token selected by a hand-set query (W = I), projected onto the class signals")
-    handles = [
-        Line2D([], [], ls="", marker="o", color=colours[1], label="true label +1"),
-        Line2D([], [], ls="", marker="o", color=colours[-1], label="true label −1"),
-        Line2D([], [], ls="", marker="X", color="0.5", markeredgecolor="black", label="training label flipped"),
-        Line2D([], [], ls="--", color="0.35", label="decision boundary of the fixed head (all panels)"),
-    ]
-    figure_legend(fig, handles, ncols=4)
-    note = (
-        f"n = {cfg.n} train / {cfg.n_test} test, T = {cfg.T}, d = {cfg.d}, {NORM} = {cfg.signal_norm:g}, "
-        f"$\\rho$ = {cfg.rho:g}, $\\eta$ = {cfg.eta:g}, $\\sigma$ = {cfg.sigma:g}, seed {cfg.seed}; "
-        r"p = $\mu_{+1} + \mu_{-1} + \lambda \sum_i \varepsilon_i$ (noise of token 2 for flipped samples, token 0 otherwise); "
-        "train accuracy against the flipped labels"
-    )
-    save(fig, stem, note)
-
-
-# ---------------------------------------------------------------- softmax dynamics
-
-
-# (label, noisy, fitted at the last logged step; None: either)
 SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
 
 
@@ -200,100 +126,6 @@ def softmax_dynamics(
     if has_cls:
         note += "; attention of [CLS] over the input tokens and itself"
     save(fig, stem, note)
-
-
-# ---------------------------------------------------------------- loss heatmaps
-
-
-@plt.rc_context(STYLE)
-def loss_heatmap(
-    runs: pd.DataFrame,
-    stem: PathLike,
-    fits: pd.DataFrame | None = None,
-    c1: float | None = None,
-    c2: float | None = None,
-    setting: str = "heatmap",
-    model: str = "token",
-) -> None:
-    """Figures 5 and 7: final train/test loss and accuracy over (d, ||mu||), mean over seeds,
-    with the regime boundaries overlaid: the fitted ||mu||* = c d^a n^b of the regime-boundaries
-    table ``fits`` at the runs' horizon (solid), and the theory's curves ||mu|| = c1 sqrt(d/n)
-    and c2 d^{1/4} (dashed) with the constants fitted there, or with ``c1`` and ``c2`` where
-    given (pinned in config). Without fits or pins no curve is drawn: the constants are the
-    theorem's unknowns."""
-    runs = runs[(runs["model"] == model) & (runs["setting"] == setting)]
-    if runs.empty:
-        raise ValueError(f"no runs of model {model!r} with setting {setting!r}")
-    ns = runs["n"].unique()
-    if len(ns) != 1:
-        raise ValueError(f"heatmap runs mix training-set sizes {sorted(ns)}; the boundary needs one n")
-    n, horizon = int(ns[0]), int(runs["steps"].max())
-    curves = _heatmap_curves(fits, horizon, c1, c2)
-    panels = {
-        "train_loss": "final train loss",
-        "test_loss": "final test loss",
-        "train_acc": "final train accuracy (noisy labels)",
-        "test_acc": "final test accuracy",
-    }
-    fig, axes = plt.subplots(2, 2, figsize=(10, 8.4), sharex=True, sharey=True, layout="constrained")
-    grids = [metrics.cell_grid(runs, "d", "signal_norm", metric) for metric in panels]
-    x_edges, y_edges = edges(grids[0].x), edges(grids[0].y)
-    d_line = np.linspace(x_edges[0], x_edges[-1], 200)
-    outline = [withStroke(linewidth=3.2, foreground="black")]
-    for ax, grid, label in zip(axes.flat, grids, panels.values()):
-        grid_panel(ax, x_edges, y_edges, grid, label)
-        for curve in curves:
-            y = curve["c"] * d_line ** curve["a"] * n ** curve["b"]
-            ax.plot(d_line, y, color=curve["colour"], lw=1.8, ls=curve["ls"], path_effects=outline)
-        ax.set_ylim(y_edges[0], y_edges[-1])
-        ax.set_xlim(x_edges[0], x_edges[-1])
-        ax.set_title(label)
-    for ax in axes[-1]:
-        ax.set_xlabel("token dimension d")
-    for ax in axes[:, 0]:
-        ax.set_ylabel(f"signal norm {NORM}")
-    handles = [Line2D([], [], color=c["colour"], lw=1.8, ls=c["ls"], label=c["label"]) for c in curves]
-    handles += diverged_handle(grids)
-    if handles:
-        figure_legend(fig, handles, ncols=2)
-    fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
-    note = (
-        f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
-        + settings_note(runs)
-        + "; a cell with any diverged or non-finite run is masked"
-        + ("; curves: fitted at this horizon, results/tables/regime_boundaries" if fits is not None else "")
-        + ("" if curves else "; no boundary curves (no fit at this horizon, no constants pinned)")
-    )
-    save(fig, stem, note)
-
-
-def _heatmap_curves(fits: pd.DataFrame | None, horizon: int, c1: float | None, c2: float | None) -> list[dict]:
-    """The boundary curves of a heatmap at ``horizon``: per boundary, the fitted power law and
-    the theory's exponents with the fitted (or pinned) constant, as {c, a, b, colour, ls, label}."""
-    rows = fits[fits["horizon"] == horizon] if fits is not None else None
-    out = []
-    pins = {"not overfitting": (c1, "c_1", "above: not overfitting", "not_overfitting", r"$c_1\sqrt{d/n}$"),
-            "selection (harmful below)": (c2, "c_2", "below: harmful", "harmful", r"$c_2 d^{1/4}$")}  # fmt: skip
-    for boundary, _, _, a, b in BOUNDARIES:
-        pinned, const, side, regime, theory = pins[boundary]
-        colour = REGIME_COLOURS[regime]
-        row = rows[rows["boundary"] == boundary] if rows is not None else ()
-        row = row.iloc[0] if len(row) else None
-        if row is not None and np.isfinite(row["a"]):  # a boundary fitted along d (else its d-dependence is unknown)
-            fb = row["b"] if np.isfinite(row["b"]) else 0.0
-            label = f"fitted {boundary}: {row['c']:.3g} $d^{{{row['a']:.2f}}} n^{{{fb:.2f}}}$ ({side})"
-            out.append(dict(c=row["c"], a=row["a"], b=fb, colour=colour, ls="-", label=label))
-        if pinned is not None:
-            out.append(
-                dict(c=pinned, a=a, b=b, colour=colour, ls="--", label=f"{theory}, ${const}$ = {pinned:g} (pinned)")
-            )
-        elif row is not None and np.isfinite(row["c_theory"]):
-            label = f"{theory}, ${const}$ = {row['c_theory']:.3g} (fitted)"
-            out.append(dict(c=row["c_theory"], a=a, b=b, colour=colour, ls="--", label=label))
-    return out
-
-
-# ---------------------------------------------------------------- delayed generalization
 
 
 @plt.rc_context(STYLE)

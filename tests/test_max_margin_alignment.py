@@ -7,8 +7,7 @@ import pytest
 from benign.analysis.max_margin import margins_from_scores, selection, svm_direction
 from benign.config import ConfigError, plan
 from benign.core.schema import ALIGNMENT
-from benign.synthetic import max_margin_alignment as svm_alignment
-from benign.synthetic import models
+from benign.synthetic import max_margin_alignment, models
 
 N, T, D, STEPS = 10, 4, 60, 200
 RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=2, seed=3, steps=STEPS, setting=f"m{m}",
@@ -18,7 +17,7 @@ RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=2, seed
 @pytest.mark.parametrize("name", ["token_p_w0", "token_p_identity", "token"])
 def test_the_recorded_alignment_equals_the_explicit_computation(name):
     runs = [dict(r, model=name) for r in RUNS]
-    frame = svm_alignment.track_batch(name, runs, STEPS, log_points=5)
+    frame = max_margin_alignment.track_batch(name, runs, STEPS, log_points=5)
     assert list(frame.columns) == ALIGNMENT.names and sorted(frame["step"].unique())[-1] == STEPS
     # the same runs, trained again and materialised at the end
     model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=2, seed=3, signal_norms=[3.0, 8.0],
