@@ -1,4 +1,4 @@
-"""benign.synthetic.models.encoder against the authors' OneLayerEncoder (tests/authors_encoder.py): the same
+"""benign.synthetic.models.encoder against the authors' OneLayerEncoder (tests/helpers/authors_encoder.py): the same
 initial parameters loaded into both, the same data, 20 steps of full-batch SGD (lr 5e-3) on the
 logistic loss. Losses and the [CLS] row's attention must agree at every step."""
 

@@ -1,6 +1,7 @@
 """Selection metrics (benign/analysis/selection.py) against hand-built attention, and the trainer's
 selection columns against a direct float64 evaluation of the materialised model."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -64,8 +65,8 @@ def test_reference_losses_hand_worked():
 def direct(run: RunSpec, W: torch.Tensor, p: torch.Tensor) -> dict:
     """The selection metrics of one run with parameters (W, p), computed sample by sample on
     its materialised data in float64."""
-    data = synthetic.generate(synthetic.DataSpec(**{k: getattr(run, k) for k in
-                                                           ("n", "T", "d", "rho", "signal_norm", "eta", "sigma", "n_test", "seed")}))  # fmt: skip
+    fields = [f.name for f in dataclasses.fields(synthetic.DataSpec)]
+    data = synthetic.generate(synthetic.DataSpec(**{k: getattr(run, k) for k in fields}))
     out = {}
     for split, X, y in (("test", data.X_test, data.y_test), ("train", data.X_train, data.y_train)):
         losses, sel_losses, unif_losses, top, att0, unif_correct = [], [], [], [], [], []

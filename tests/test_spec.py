@@ -95,7 +95,10 @@ def _hand_lists(path: Path) -> list[tuple[int, list[str]]]:
 
 
 SOURCES = sorted(
-    p for p in [*(ROOT / "benign").rglob("*.py"), *(ROOT / "workflow").rglob("*.py")] if p.name != "spec.py"
+    p
+    for folder in ("benign", "workflow", "tests", "benchmarks")
+    for p in (ROOT / folder).rglob("*.py")
+    if p.name not in ("spec.py", "test_spec.py")
 )
 
 

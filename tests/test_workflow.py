@@ -60,7 +60,7 @@ def test_config_edit_reruns_only_its_jobs(done):
         jobs = planned_jobs(done, *SMOKE)
     finally:
         smoke.write_text(text)
-    # only the encoder's named-settings job retrains; its aggregate and artifacts follow
+    # only the encoder's named-settings job retrains; its aggregate, artifacts and the summary follow
     assert jobs.get("train_synthetic") == 1
     assert "token_projection_points" not in jobs
     assert jobs.get("aggregate_synthetic") == 1
@@ -70,6 +70,7 @@ def test_config_edit_reruns_only_its_jobs(done):
         "figure_softmax_dynamics",
         "figure_loss_heatmap",
         "table_synthetic_regimes",
+        "summary",
         "all",
     }
 

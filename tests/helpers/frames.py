@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,22 +10,12 @@ import pandas as pd
 import pyarrow as pa
 
 from benign.core import schema
+from benign.synthetic import spec
+from benign.synthetic.spec import RunSpec
 
+# a run's parameters: the paper defaults of the run spec (benign/synthetic/spec.py)
 RUN_DEFAULTS = dict(
-    setting="heatmap",
-    model="token",
-    n=20,
-    T=8,
-    d=2000,
-    rho=0.1,
-    signal_norm=20.0,
-    eta=0.2,
-    sigma=1.0,
-    n_test=1000,
-    lr=5e-3,
-    steps=1000,
-    mlp_dim=None,
-    seed=42,
+    **{k: v for k, v in dataclasses.asdict(RunSpec(setting="heatmap")).items() if k in spec.COLUMNS},
     n_noisy=4,
     train_loss=0.45,
     test_loss=0.5,

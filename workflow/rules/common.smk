@@ -218,3 +218,35 @@ def all_outputs():
         )
         out += [f"{art.folder}/{s}{ext}" for s in stems for ext in art.extensions]
     return out + ["results/summary.md"]
+
+
+def artifact_input(spec):
+    """The files an artifact input names (benign.config.artifacts.INPUT_KINDS), as other rules'
+    outputs."""
+    kind, _, model = spec.partition("@")
+    if kind in ("runs", "curves", "attention"):
+        models = (
+            MODELS if model == "all" else [FITS["model"] if model == "fits" else model]
+        )
+        return [
+            getattr(rules.aggregate_synthetic.output, kind).format(model=m)
+            for m in models
+        ]
+    return {
+        "fits": rules.table_regime_boundaries.output[0] if FITS else [],
+        "alignment": expand(rules.train_max_margin.output[0], max_margin_model=MM_RUNS),
+        "points": rules.token_projection_points.output,
+        "real_runs": rules.aggregate_real.output.runs,
+        "real_attention": rules.aggregate_real.output.attention,
+    }[kind]
+
+
+# a param's "@name": a value the workflow computes
+CONSTANTS = {"atlas_settings": ATLAS_SETTINGS, "delay_scan": DELAY_SCAN}
+
+
+def artifact_params(params):
+    return {
+        name: artifacts.config_value(config, path, CONSTANTS)
+        for name, path in params.items()
+    }

@@ -1,39 +1,6 @@
 """The figure and table rules generated from the artifact table (benign/config/artifacts.py):
 one rule per artifact, drawn by workflow/scripts/render.py."""
 
-
-def artifact_input(spec):
-    """The files an artifact input names (benign.config.artifacts.INPUT_KINDS), as other rules'
-    outputs."""
-    kind, _, model = spec.partition("@")
-    if kind in ("runs", "curves", "attention"):
-        models = (
-            MODELS if model == "all" else [FITS["model"] if model == "fits" else model]
-        )
-        return [
-            getattr(rules.aggregate_synthetic.output, kind).format(model=m)
-            for m in models
-        ]
-    return {
-        "fits": rules.table_regime_boundaries.output[0] if FITS else [],
-        "alignment": expand(rules.train_max_margin.output[0], max_margin_model=MM_RUNS),
-        "points": rules.token_projection_points.output,
-        "real_runs": rules.aggregate_real.output.runs,
-        "real_attention": rules.aggregate_real.output.attention,
-    }[kind]
-
-
-# a param's "@name": a value the workflow computes
-CONSTANTS = {"atlas_settings": ATLAS_SETTINGS, "delay_scan": DELAY_SCAN}
-
-
-def artifact_params(params):
-    return {
-        name: artifacts.config_value(config, path, CONSTANTS)
-        for name, path in params.items()
-    }
-
-
 # the tables first: the figures that read a table name its rule's output
 for art in sorted(
     (a for a in artifacts.generated() if built(a)), key=lambda a: a.kind != "table"
