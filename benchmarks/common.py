@@ -77,6 +77,7 @@ def machine(ctx: Context) -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "processor": _cpu_model(),
+        "vector_isa": _vector_isa(),
         "device": str(ctx.device),
         "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
     }
@@ -86,6 +87,17 @@ def machine(ctx: Context) -> dict:
         info["cuda_device"] = torch.cuda.get_device_name(ctx.device)
         info["cuda_version"] = torch.version.cuda
     return info
+
+
+def _vector_isa() -> str:
+    """The widest x86 vector extension the CPU reports: a speed measured on one is not another's."""
+    try:
+        flags = next(
+            line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")
+        ).split()
+    except (OSError, StopIteration):
+        return platform.machine()
+    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
 
 
 def _cpu_model() -> str:

@@ -34,6 +34,7 @@ BENCHMARKS = {
     "encoder_grid": ("benchmarks.bench_encoder", "encoder_grid"),
     "encoder_defer": ("benchmarks.bench_encoder", "encoder_defer"),
     "real_phase2": ("benchmarks.bench_other", "real_phase2"),
+    "real_flops": ("benchmarks.bench_real_flops", "real_flops"),
     "dry_run": ("benchmarks.bench_other", "dry_run"),
 }
 # The encoder grid at the paper's settings is hours of CPU time: it runs by default only on CUDA

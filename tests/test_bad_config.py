@@ -314,6 +314,12 @@ BAD = [
         ["real.datasets.mnist.n", "[8, 32]", "subset of real.grid.n"],
     ),
     ("real-grid-eta-one", "real: {grid: {eta: [0.0, 1.0]}}", ["real.grid.eta[1]", "1.0", "must be < 1"]),
+    (
+        "real-record-epochs-past-the-end",
+        "real: {protocol: {record_epochs: [0, 2, 9]}}",
+        ["real.protocol.record_epochs", "[0, 2, 9]", "end at finetune_epochs 4"],
+    ),
+    ("real-record-epochs-one", "real: {protocol: {record_epochs: 1}}", ["real.protocol.record_epochs", "1"]),
     ("real-grid-n-zero", "real: {grid: {n: [0, 8]}}", ["real.grid.n[0]", "= 0:", "must be >= 1"]),
     (
         "real-one-class",

@@ -310,3 +310,13 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     assert_rendered(tmp_path / "delay")
     table = generalization_times(annotated, curves, tmp_path / "times", bands=2)
     assert set(table["time"]) <= {"fit_noisy", "generalized"} and (tmp_path / "times.md").exists()
+
+
+def test_real_test_dynamics_renders(tmp_path):
+    runs, curves = frames.real_dynamics_case()
+    real_figures.real_test_dynamics(
+        curves, runs, tmp_path / "dyn", grid={"n": [200], "eta": [0.0, 0.2], "seeds": [1, 2]}
+    )
+    assert_rendered(tmp_path / "dyn")
+    with pytest.raises(ValueError, match="no real-data test curves"):
+        real_figures.real_test_dynamics(curves, runs, tmp_path / "none", grid={"n": [20], "eta": [0.0], "seeds": [1]})

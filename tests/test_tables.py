@@ -7,6 +7,7 @@ import pytest
 from benign.tables import common as common_tables
 from benign.tables import real as real_tables
 from benign.tables import synthetic as synthetic_tables
+from benign.tables.real_dynamics import real_dynamics
 from tests.helpers import frames
 
 REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "tables" / "reference" / "table6.csv"
@@ -288,3 +289,21 @@ def test_delay_scan_says_whether_selection_comes_after_the_fit(tmp_path):
     assert table.loc[(4, 10.0), "r_end"] == pytest.approx(0.7)
     md = (tmp_path / "scan.md").read_text()
     assert "In 2 of 6 runs selection arrives after" in md and "not by the horizon (0 of 2)" in md
+
+
+def test_real_dynamics_table_by_hand(tmp_path):
+    """tests/helpers/frames.real_dynamics_case: the means, the censored seed counted, the fall split at the fit."""
+    runs, curves = frames.real_dynamics_case()
+    table = real_dynamics(
+        runs, curves, tmp_path / "real_dynamics", grid={"n": [200], "eta": [0.0, 0.2], "seeds": [1, 2]}
+    )
+    noisy = table[table["eta"] == 0.2].iloc[0]
+    assert noisy["seeds"] == 2 and noisy["peak_test_acc_mean"] == pytest.approx(0.85)
+    assert noisy["test_acc_mean"] == pytest.approx(0.65) and noisy["acc_lost_mean"] == pytest.approx(0.2)
+    assert (noisy["fitted"], noisy["censored"]) == (1, 1) and noisy["fit_epoch_min"] == 10
+    # seed 1: 0.8 at the peak (epoch 3), 0.7 when memorised (epoch 10), 0.6 at the end
+    assert noisy["fall_before_fit_mean"] == pytest.approx(0.1) and noisy["fall_after_fit_mean"] == pytest.approx(0.1)
+    assert (noisy["peak_epoch_min"], noisy["peak_epoch_max"]) == (1, 3)
+    md = (tmp_path / "real_dynamics.md").read_text()
+    assert "| 10 (1 of 2 censored) |" in md and "no noisy rows" in md and "85.0 ± 5.0" in md
+    assert pd.read_csv(tmp_path / "real_dynamics.csv").shape[0] == 2

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 # What an input names: a kind (how it is read), and for a synthetic table whose model:
 # "@fits" the model of synthetic.boundary_fits, "@token", or "@all" every configured model.
-INPUT_KINDS = ("runs", "curves", "attention", "fits", "alignment", "points", "real_runs", "real_attention")
+INPUT_KINDS = ("runs", "curves", "attention", "fits", "alignment", "points", "real_runs", "real_attention",
+               "real_curves")  # fmt: skip
 # When an artifact is built (benign.config.artifacts.built): always, or only if the config has ...
 CONDITIONS = {
     "always": "always",
@@ -131,6 +132,14 @@ ARTIFACTS = {
                  "epoch", "Real data", when="real", function="benign.figures.real:real_attention_dynamics",
                  inputs={"real_runs": "real_runs", "real_attention": "real_attention"},
                  params={"grid": "real.grid"}),
+        Artifact("real_test_dynamics", "figure", "", "real data: test accuracy over phase 2, with the epoch the "
+                 "noisy labels are memorised", "Real data", when="real",
+                 function="benign.figures.real:real_test_dynamics",
+                 inputs={"real_curves": "real_curves", "real_runs": "real_runs"}, params={"grid": "real.grid"}),
+        Artifact("real_dynamics", "table", "", "real data: peak and final test accuracy, memorising epoch, the cost "
+                 "of re-initialising query and key", "Tables", when="real",
+                 function="benign.tables.real_dynamics:real_dynamics",
+                 inputs={"real_runs": "real_runs", "real_curves": "real_curves"}, params={"grid": "real.grid"}),
     )
 }  # fmt: skip
 

@@ -20,6 +20,7 @@ from benign.config.validate import (
     grid,
 )
 from benign.core import registry
+from benign.real.records import record_epochs
 from benign.synthetic import spec
 
 
@@ -165,6 +166,11 @@ def real_cells(cfg: dict) -> dict[str, dict]:
     check_real_grid(
         {"real.grid.n": ns, "real.grid.seeds": seeds}, {"real.grid.eta": etas, "real.eta_sweep.eta": sweep_etas}
     )
+    protocol = real["protocol"]
+    try:
+        record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     cells = {}
     for name in real_datasets(cfg):
         entry = real["datasets"][name]
@@ -252,6 +258,7 @@ def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dic
         out["train"][job] = resources.finetune_need(
             backbone_shape(cfg, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
             protocol["batch_size"], **rows, device=device,
+            records=len(record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))),
         )  # fmt: skip
     return out
 

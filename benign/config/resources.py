@@ -217,14 +217,17 @@ def pretrain_need(shape: BackboneShape, classes: int, seeds: int, pretrain_size:
 
 
 def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_size: int, train_rows: int,
-                  hidden_rows: int, test_rows: int, device: str = "cpu") -> Need:  # fmt: skip
+                  hidden_rows: int, test_rows: int, device: str = "cpu", records: int = 30) -> Need:  # fmt: skip
     """Rule train_real: phase 2 of a cell's runs as one program (benign/real/batched.py); the
-    test split is evaluated ``TEST_CHUNK_ROWS`` rows at a time."""
+    test split is evaluated ``TEST_CHUNK_ROWS`` rows at a time, at each of the ``records``
+    recorded epochs (with the n training rows), a forward pass a third of a training step's work."""
     device = _kind(device)
     d, T, m = shape.hidden, shape.tokens, shape.mlp
     steps = epochs * math.ceil(n / batch_size)
     k = CPU_SECONDS["real_phase2"]
-    seconds = steps * (k["a"] * batch_size * runs * (4 * T * d + 3 * d * d + 4 * d * m) + k["c"])
+    per_sample = 4 * T * d + 3 * d * d + 4 * d * m
+    seconds = steps * (k["a"] * batch_size * runs * per_sample + k["c"])
+    seconds += k["a"] * records * (test_rows + n) * runs * per_sample / 3
     params = 4 * 2 * d * d * 4 * runs  # query and key: weights, gradients, two AdamW moments
     evaluation = 4 * 256 * runs * shape.heads * T * 2 + 4 * 256 * runs * (3 * d + m)  # test batches of 256
     # the n rows' final-layer inputs and their pre-norm; a test chunk read, trimmed and normed

@@ -6,6 +6,7 @@ Tidy long tables:
 - ``ATTENTION``: one row per (run, logged step, training sample, token).
 - ``REAL_RUNS`` / ``REAL_ATTENTION``: the real-data counterparts (one row per
   (dataset, backbone, n, eta, seed) cell, and one per (cell, epoch)).
+- ``REAL_CURVES``: one row per (real-data run, recorded epoch): its test metrics over training.
 """
 
 from __future__ import annotations
@@ -138,11 +139,22 @@ REAL_RUNS = pa.schema(
         ("pretrain_epochs", pa.int64()),
         ("finetune_epochs", pa.int64()),
         ("baseline_acc", pa.float64()),  # phase-1 test accuracy
+        # the cost of re-initialising query/key (benign.real.reinit_cost)
+        ("reinit_test_acc", pa.float64()),  # test accuracy at epoch 0 of phase 2
+        ("uniform_test_acc", pa.float64()),  # the phase-1 head with uniform attention at position 0
+        ("attention_share", pa.float64()),  # backbone's own attention: branch share of the position-0 norm
+        # test metrics over training (benign.real.records), over the recorded epochs
+        ("n_noisy", pa.int64()),  # rows whose label is flipped
+        ("peak_test_acc", pa.float64()),
+        ("peak_epoch", pa.int64()),
+        ("acc_lost", pa.float64()),  # peak less final test accuracy
+        ("noisy_fitted_epoch", pa.float64()),  # from which every noisy row stays fitted; NaN if none or censored
+        ("noisy_censored", pa.bool_()),  # noisy rows not all fitted at the last epoch
         ("train_loss_last_epoch", pa.float64()),  # mean over the last epoch's batches
         ("train_loss", pa.float64()),  # evaluated after training, noisy labels
         ("train_acc", pa.float64()),  # against the noisy labels trained on
         ("test_loss", pa.float64()),
-        ("test_acc", pa.float64()),
+        ("test_acc", pa.float64()),  # the final test accuracy
         ("status", pa.string()),
         ("wall_time_s", pa.float64()),
         ("device", pa.string()),
@@ -162,12 +174,26 @@ REAL_ATTENTION = pa.schema(
     ]
 )
 
+REAL_CURVES = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("dataset", pa.string()),
+        *REAL_CELL,
+        ("epoch", pa.int64()),  # a recorded epoch; 0 is before the first step
+        ("test_loss", pa.float64()),
+        ("test_acc", pa.float64()),
+        ("train_acc_clean", pa.float64()),  # against the labels trained on; NaN without clean rows
+        ("train_acc_noisy", pa.float64()),  # noisy rows whose flipped label is predicted; NaN without noisy rows
+    ]
+)
+
 SCHEMAS = {
     "runs": RUNS,
     "curves": CURVES,
     "attention": ATTENTION,
     "real_runs": REAL_RUNS,
     "real_attention": REAL_ATTENTION,
+    "real_curves": REAL_CURVES,
 }
 
 

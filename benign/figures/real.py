@@ -1,5 +1,6 @@
-"""Figures of the real-data experiments: the eta heatmap (Figure 8) and attention
-concentration during fine-tuning (Figure 9)."""
+"""Figures of the real-data experiments: the eta heatmap (Figure 8), attention concentration
+during fine-tuning (Figure 9), and test accuracy over fine-tuning with the epoch at which the
+noisy labels are memorised."""
 
 from __future__ import annotations
 
@@ -116,3 +117,75 @@ def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFram
     fig.suptitle("Real data: final-layer attention concentration during fine-tuning")
     note = f"mean over {style.seeds_note(ok)} and over samples and heads" + style.excluded_note(n_excluded)
     style.save(fig, stem, note)
+
+
+@plt.rc_context(style.STYLE)
+def real_test_dynamics(real_curves: pd.DataFrame, real_runs: pd.DataFrame, stem: style.PathLike,
+                       grid: dict | None = None) -> None:  # fmt: skip
+    """Test accuracy over phase 2 at the recorded epochs (symlog axis: epoch 0 is before the
+    first step), one panel per (data set, n), one line per eta (mean over seeds with status ok,
+    the seeds thin). A marker on a line: the median epoch from which the noisy rows stay
+    memorised, over the seeds that memorise them (how many do is in the legend's note). Dashed:
+    the phase-1 baseline; dotted: the head with uniform attention. ``grid``: ``real.grid``."""
+    if grid is not None:
+        keep = (
+            real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
+        )
+        real_runs = real_runs[keep]
+    ok, n_excluded = style.ok_runs(real_runs)
+    curves = real_curves[real_curves["run_id"].isin(ok["run_id"])]
+    style.require_finite(curves, ["test_acc"], "real-data test curves")
+    if curves.empty:
+        raise ValueError("no real-data test curves in real.grid")
+    ok = ok.assign(eta=ok["eta"].round(4))
+    curves = curves.assign(eta=curves["eta"].round(4))
+    labels = {k: v.replace("\n", " ") for k, v in _dataset_labels(ok).items()}
+    ns, etas = sorted(ok["n"].unique()), sorted(ok["eta"].unique())
+    colours = dict(zip(etas, plt.get_cmap("plasma")(np.linspace(0.0, 0.8, len(etas)))))
+    fig, axes = plt.subplots(len(labels), len(ns), figsize=(3.4 * len(ns), 2.5 * len(labels)), squeeze=False,
+                             sharex=True, layout="constrained")  # fmt: skip
+    memorised = []
+    for row, (dataset, label) in enumerate(labels.items()):
+        for col, n in enumerate(ns):
+            ax = axes[row, col]
+            runs = ok[(ok["dataset"] == dataset) & (ok["n"] == n)]
+            for eta in etas:
+                mine = runs[runs["eta"] == eta]
+                lines = curves[curves["run_id"].isin(mine["run_id"])].pivot(index="epoch", columns="run_id",
+                                                                            values="test_acc")  # fmt: skip
+                if lines.empty:
+                    continue
+                epochs = lines.index.to_numpy()
+                ax.plot(epochs, 100 * lines.to_numpy(), color=colours[eta], lw=0.5, alpha=0.35)
+                mean = 100 * lines.mean(axis=1).to_numpy()
+                ax.plot(epochs, mean, color=colours[eta], lw=1.4)
+                fitted = mine["noisy_fitted_epoch"].dropna()
+                if len(fitted):
+                    at = float(np.median(fitted))
+                    ax.plot(at, np.interp(at, epochs, mean), marker="o", ms=5, mfc="white", mec=colours[eta], mew=1.4)
+                if mine["n_noisy"].max() > 0:
+                    memorised.append(f"{dataset} n={n} η={eta:g}: {len(fitted)}/{len(mine)}")
+            if len(runs):
+                ax.axhline(100 * runs["baseline_acc"].mean(), color="0.35", ls="--", lw=0.8)
+                ax.axhline(100 * runs["uniform_test_acc"].mean(), color="0.35", ls=":", lw=0.8)
+            ax.set_xscale("symlog", linthresh=1.0)
+            ax.set_xlim(left=0)
+            ax.set_title(textwrap.fill(f"{label}, n = {n}", 46), fontsize=7)
+            if row == len(labels) - 1:
+                ax.set_xlabel("phase-2 epoch")
+            if col == 0:
+                ax.set_ylabel("test accuracy (%)")
+    handles = [Line2D([], [], color=colours[e], lw=2, label=f"$\\eta$ = {e:g}") for e in etas]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", mfc="white", ls="", label="noisy rows memorised (median)"),
+        Line2D([], [], color="0.35", ls="--", label="phase-1 baseline"),
+        Line2D([], [], color="0.35", ls=":", label="uniform attention"),
+    ]
+    style.figure_legend(fig, handles, ncols=len(handles))
+    fig.suptitle("Real data: test accuracy while the query and key fit the noisy labels")
+    note = (
+        f"mean over {style.seeds_note(ok)} (thin: each seed); seeds that memorise the noisy rows by the last epoch: "
+        + "; ".join(memorised)
+        + style.excluded_note(n_excluded)
+    )
+    style.save(fig, stem, textwrap.fill(note, 180))

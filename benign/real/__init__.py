@@ -10,9 +10,11 @@ Pipeline, one function per step (each importable and testable without the workfl
 3. ``pretrain(features_path, dataset_entry, seeds, ...)``: phase 1 (the head on clean data;
    its test accuracy is the baseline) for every seed at once -> heads file (``heads.py``).
 4. ``run_cell(features_path, heads, dataset_entry, n, etas, seed, ...)``: phase 2 (final-layer
-   query/key on noisy labels) for every eta as one program -> REAL_RUNS and REAL_ATTENTION
-   frames (``protocol.py``, ``batched.py``, ``final_layer.py``; the training loop of both
-   phases in ``loop.py``).
+   query/key on noisy labels) for every eta as one program -> REAL_RUNS, REAL_ATTENTION and
+   REAL_CURVES frames (``protocol.py``, ``batched.py``, ``final_layer.py``; the training loop
+   of both phases in ``loop.py``). Each run records its test metrics at the configured epochs
+   (``records.py``: the schedule, and the runs table's peak, final and memorising epoch) and
+   what re-initialising its query and key costs (``reinit_cost.py``).
 
 ``reference.py`` holds the one-run path (one seed's head, one run's phase 2) that the batched
 programs are tested against.

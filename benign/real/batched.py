@@ -34,6 +34,7 @@ from benign.real.backbones import reinit_linear
 from benign.real.final_layer import FinalBlock, Group, Head
 from benign.real.heads import clip_per_run, stacked_logits
 from benign.real.loop import Epoch, TrainConfig
+from benign.real.records import Record, split_accuracy
 
 log = logging.getLogger("benign.real")
 
@@ -52,12 +53,14 @@ class TrainSet:
 @dataclass
 class Run:
     """One phase-2 run of a batch: which training set it reads, its noisy labels (n,), its
-    phase-1 head and the generator of its query/key initialisation ("real_qk_init" of its seed)."""
+    phase-1 head, the generator of its query/key initialisation ("real_qk_init" of its seed),
+    and which of its rows have a flipped label (n,) (None: none)."""
 
     train_set: int
     labels: torch.Tensor
     head: Head
     init: torch.Generator
+    noisy: torch.Tensor | None = None
 
 
 @dataclass
@@ -67,6 +70,7 @@ class RunResult:
     train_acc: float
     test_loss: float
     test_acc: float
+    records: list[Record]
 
 
 class Heads:
@@ -116,18 +120,21 @@ class Program:
         # stacked leaf would make every step's backward fill a full-size zero gradient per set
         self.params = {s: _initial_query_key(block, ordered[lo:hi]) for s, (lo, hi) in self.slices.items()}
         self.labels = torch.stack([run.labels for run in ordered]).to(block.query.weight.device)  # (R, n)
+        self.noisy = torch.stack(
+            [run.noisy if run.noisy is not None else torch.zeros_like(run.labels, dtype=torch.bool) for run in ordered]
+        ).cpu()  # (R, n)
 
     def forward(self, inputs: dict, rows: dict[int, torch.Tensor], slices: dict | None = None):
-        """``inputs[s]``: a set's (tokens (n, T, d), x0 (n, d), mask or None); ``rows[s]`` (B,):
+        """``inputs[s]``: a set's (tokens (n, T, d), x0 (n, d), values (n, T, d), mask or None); ``rows[s]`` (B,):
         the samples its runs ``slices[s]`` read -> logits (R, B, C), and per run the batch's sum
         over samples of the mean over heads of the max attention from position 0 (R,)."""
         groups = []
         for s, (lo, hi) in (slices or self.slices).items():
-            tokens, x0, mask = inputs[s]
+            *frozen, mask = inputs[s]
             picked = rows[s]
             wq, bq, wk = self.params[s] if slices is None else self.stacked(lo, hi)
             mask = mask.index_select(0, picked) if mask is not None else None
-            groups.append(Group(tokens.index_select(0, picked), x0.index_select(0, picked), mask, wq, bq, wk))
+            groups.append(Group(*(t.index_select(0, picked) for t in frozen), mask, wq, bq, wk))
         out, attention = self.block.forward_groups(groups)
         focus = torch.cat([a.detach().amax(-1).mean(-1).sum(1) for a in attention])
         return self.heads(out), focus
@@ -169,11 +176,15 @@ def finetune_runs(
     checkpoint: Path | None = None,
     checkpoint_every: int = 0,
     identity: str = "",
+    record_at: Sequence[int] = (),
 ) -> list[RunResult]:
     """Phase 2 for every run at once; every set has the same n. ``test_chunks``: the test set,
     shared by every run, as (inputs (N, T, d), mask or None, labels (N,)) chunks read one at a
     time (``FeatureCache.test_chunks``); each chunk but the last a multiple of 256 rows, so the
-    sums run over the same batches as one chunk would. Results come in the order of ``runs``.
+    sums run over the same batches as one chunk would; it is read once per epoch of
+    ``record_at`` (0: before the first step), where every run records its test metrics and its
+    training accuracy on clean and noisy rows (``benign.real.records``), and once at the end.
+    Results come in the order of ``runs``.
 
     With ``checkpoint``, the state at the end of an epoch (query/key, AdamW moments, the
     schedule, the shuffles' generators, the curves so far) is saved every ``checkpoint_every``
@@ -185,7 +196,7 @@ def finetune_runs(
         raise ValueError(
             f"the training sets of one program must have the same n, not {[s.hidden.shape[0] for s in sets]}"
         )
-    with torch.no_grad():  # the frozen pre-norm, once per set
+    with torch.no_grad():  # the frozen pre-norm and values, once per set
         inputs = {i: (*block.tokens(s.hidden), s.mask) for i, s in enumerate(sets)}
     program = Program(block, runs)
     R = len(runs)
@@ -195,9 +206,18 @@ def finetune_runs(
     optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0, fused=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, (steps - step) / steps))
     histories: list[list[Epoch]] = [[] for _ in runs]
+    records: list[list[Record]] = [[] for _ in runs]
+
+    def record(epoch: int) -> None:
+        if epoch in record_at:
+            for i, rec in enumerate(_record(program, inputs, test_chunks, epoch)):
+                records[program.order[i]].append(rec)
+
     first = 1
     if checkpoint is not None and Path(checkpoint).exists():
-        first = _resume(Path(checkpoint), identity, trained, optimiser, schedule, sets, histories)
+        first = _resume(Path(checkpoint), identity, trained, optimiser, schedule, sets, histories, records)
+    if first == 1:
+        record(0)
     start = time.perf_counter()
     for epoch in range(first, cfg.epochs + 1):
         loss_sum = torch.zeros(R, device=device)
@@ -223,34 +243,49 @@ def finetune_runs(
         accs, focus = [v / n for v in correct.tolist()], [v / n for v in attention_sum.tolist()]
         for i, r in enumerate(program.order):
             histories[r].append(Epoch(epoch, losses[i], accs[i], focus[i]))
+        record(epoch)
         if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
             shown = " ".join(f"{losses[i]:.4f}" for i in sorted(range(R), key=program.order.__getitem__))
             log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, cfg.epochs, shown,
                      time.perf_counter() - start)  # fmt: skip
         if checkpoint is not None and epoch < cfg.epochs:
             if STOP.signal is not None or (checkpoint_every > 0 and epoch % checkpoint_every == 0):
-                _save(Path(checkpoint), identity, epoch, trained, optimiser, schedule, sets, histories)
+                _save(Path(checkpoint), identity, epoch, trained, optimiser, schedule, sets, histories, records)
             if STOP.signal is not None:
                 raise Stopped(STOP.signal, f"epoch {epoch}", checkpoint)
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     for p in trained:
         p.requires_grad_(False)
-    train_eval = _means(*_sums(program, inputs, program.labels, program.slices), n)
+    loss, hits = _sums(program, inputs, program.labels, program.slices)
+    train_eval = _means(loss, hits.sum(1), n)
+    train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(_test(program, test_chunks))
+    return [RunResult(histories[r], *train_eval[r], *test_eval[r], records[r]) for r in range(R)]
+
+
+def _test(program: Program, test_chunks) -> list[tuple[float, float]]:
+    """Per run, in the program's order: (mean test cross-entropy, test accuracy); every run reads the whole test set."""
+    R, device = program.labels.shape[0], program.labels.device
     loss = torch.zeros(R, dtype=torch.float64, device=device)
     correct = torch.zeros(R, device=device)
     total = 0
-    for test_hidden, test_mask, y_test in test_chunks:  # every run reads the whole test set
+    for test_hidden, test_mask, y_test in test_chunks:
         with torch.no_grad():
-            test_inputs = {0: (*block.tokens(test_hidden.to(device)), _to(test_mask, device))}
-        chunk_loss, chunk_correct = _sums(program, test_inputs, y_test.to(device).expand(R, -1), {0: (0, R)})
-        loss, correct, total = loss + chunk_loss, correct + chunk_correct, total + len(y_test)
-    test_eval = _means(loss, correct, total)
-    train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(test_eval)
-    return [RunResult(histories[r], *train_eval[r], *test_eval[r]) for r in range(R)]
+            test_inputs = {0: (*program.block.tokens(test_hidden.to(device)), _to(test_mask, device))}
+        chunk_loss, chunk_hits = _sums(program, test_inputs, y_test.to(device).expand(R, -1), {0: (0, R)})
+        loss, correct, total = loss + chunk_loss, correct + chunk_hits.sum(1), total + len(y_test)
+    return _means(loss, correct, total)
 
 
-def _save(path: Path, identity: str, epoch: int, trained, optimiser, schedule, sets, histories) -> None:
+def _record(program: Program, inputs: dict, test_chunks, epoch: int) -> list[Record]:
+    """Every run's record (``benign.real.records.Record``) at the end of ``epoch``, in the program's order."""
+    _, hits = _sums(program, inputs, program.labels, program.slices)
+    hits = hits.cpu().numpy()
+    test = _test(program, test_chunks)
+    return [Record(epoch, *test[i], *split_accuracy(hits[i], program.noisy[i].numpy())) for i in range(len(test))]
+
+
+def _save(path: Path, identity: str, epoch: int, trained, optimiser, schedule, sets, histories, records) -> None:
     """Phase 2's state after ``epoch``, tensors and plain values only (loaded with
     ``weights_only=True``: a file on shared scratch is data, never code)."""
     state = dict(
@@ -261,13 +296,14 @@ def _save(path: Path, identity: str, epoch: int, trained, optimiser, schedule, s
         schedule=schedule.state_dict(),
         shuffles=[s.shuffle.get_state() for s in sets],
         curves=torch.tensor([[[e.loss, e.acc, e.max_attention] for e in h] for h in histories], dtype=torch.float64),
+        records=torch.tensor([[[r.epoch, *r.values()] for r in rs] for rs in records], dtype=torch.float64),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
 
 
-def _resume(path: Path, identity: str, trained, optimiser, schedule, sets, histories) -> int:
+def _resume(path: Path, identity: str, trained, optimiser, schedule, sets, histories, records) -> int:
     """Restore the state :func:`_save` wrote; the first epoch still to train (1: none usable,
     with a warning naming the file)."""
     try:
@@ -283,11 +319,13 @@ def _resume(path: Path, identity: str, trained, optimiser, schedule, sets, histo
             s.shuffle.set_state(generator_state)
         for history, curve in zip(histories, state["curves"].tolist(), strict=True):
             history.extend(Epoch(k + 1, *values) for k, values in enumerate(curve))
+        for kept, saved in zip(records, state["records"].tolist(), strict=True):
+            kept.extend(Record(int(epoch), *values) for epoch, *values in saved)
     except Exception as err:  # pickle.UnpicklingError for code; KeyError, ValueError for other layouts
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         log.warning("refusing checkpoint %s (%s); phase 2 starts again", path, reason)
-        for history in histories:
-            history.clear()
+        for kept in (*histories, *records):
+            kept.clear()
         return 1
     log.info("resumed phase 2 from its checkpoint %s after epoch %d", path, state["epoch"])
     return state["epoch"] + 1
@@ -299,17 +337,17 @@ def _to(t: torch.Tensor | None, device) -> torch.Tensor | None:
 
 @torch.no_grad()
 def _sums(program: Program, inputs: dict, labels: torch.Tensor, slices: dict, batch_size: int = 256):
-    """Per run, in the program's order: (summed cross-entropy, correct count) over the rows of its set."""
+    """Per run, in the program's order: (summed cross-entropy (R,), per-row hits (R, n)) over the rows of its set."""
     R, n = labels.shape
     loss = torch.zeros(R, dtype=torch.float64, device=labels.device)  # as the one-run path's Python floats
-    correct = torch.zeros(R, device=labels.device)
+    hits = []
     for batch in torch.arange(n, device=labels.device).split(batch_size):
         rows = dict.fromkeys(slices, batch)
         logits, _ = program.forward(inputs, rows, slices)
         target = program.targets(labels, rows, slices)
         loss += F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).sum(1)
-        correct += (logits.argmax(-1) == target).sum(1)
-    return loss, correct
+        hits.append(logits.argmax(-1) == target)
+    return loss, torch.cat(hits, dim=1)
 
 
 def _means(loss: torch.Tensor, correct: torch.Tensor, n: int) -> list[tuple[float, float]]:

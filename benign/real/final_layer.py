@@ -4,13 +4,18 @@ Everything below the final layer is frozen in both phases (docs/real_protocol.md
 entering it are computed once (``features.py``) and training runs only this module. Only
 position 0 reaches the classifier, so only its query, its attention row and its MLP are
 needed; every position still contributes keys and values. Two exact rewrites make the
-layer cost O(T d H + d^2) per sample instead of O(T d^2), per head h with query q_h:
+trained part of the layer cost O(T d H + d^2) per sample and run instead of O(T d^2), per
+head h with query q_h:
 
 - scores: q_h . (W_k,h x_t + b_k,h) = (W_k,h^T q_h) . x_t + q_h . b_k,h. The last term is
   the same for every position t, so the softmax ignores it (and its gradient, the key
-  bias's, is exactly zero): it is left out.
-- values: sum_t a_t (W_v,h x_t + b_v,h) = W_v,h (sum_t a_t x_t) + b_v,h, since the
-  attention weights sum to 1.
+  bias's, is exactly zero): it is left out, and no token's key is ever projected.
+- values: the value projection is frozen, so every token's value W_v x_t + b_v is computed
+  once per sample (``tokens``), whatever the runs, and each run only mixes them:
+  sum_t a_{h,t} v_{h,t}, T d per sample where mixing the tokens and then projecting costs
+  H T d + d^2.
+
+benchmarks/real_flops.py counts the operations of this form against the plain one.
 
 The layer's parts are found by name in the transformers module, whatever the version
 calls them; two layouts exist: pre-norm (ViT, DINOv2 with layer scale) and post-norm (BERT).
@@ -142,18 +147,19 @@ class FinalBlock(nn.Module):
     def config_dict(self) -> dict:
         return asdict(self.cfg)
 
-    def tokens(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def tokens(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """hidden (..., T, d) entering the layer -> (what attention reads: the tokens after the
-        pre-norm where the layout has one (..., T, d), the residual stream at position 0 (..., d)).
-        The layer's inputs are frozen features, so training computes this once per set."""
-        return (self.norm_attn(hidden) if self.cfg.pre_norm else hidden), hidden[..., 0, :]
+        pre-norm where the layout has one (..., T, d), the residual stream at position 0 (..., d),
+        every token's value (..., T, d)). The layer's inputs and its value projection are
+        frozen, so training computes these once per set."""
+        tokens = self.norm_attn(hidden) if self.cfg.pre_norm else hidden
+        return tokens, hidden[..., 0, :], self.value(tokens)
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """hidden (B, T, d) entering the layer, mask (B, T) True for real tokens ->
         (output at position 0 (B, d), attention from position 0 (B, H, T))."""
         bias = self.query.bias[None] if self.query.bias is not None else None
-        tokens, x0 = self.tokens(hidden)
-        group = Group(tokens, x0, mask, self.query.weight[None], bias, self.key.weight[None])
+        group = Group(*self.tokens(hidden), mask, self.query.weight[None], bias, self.key.weight[None])
         out, (attn,) = self.forward_groups([group])
         return out[0], attn[0]
 
@@ -162,7 +168,8 @@ class FinalBlock(nn.Module):
         the same B samples -> (values mixed by each head (B, E, d), attention (E, B, H, T)).
 
         The E pairs are laid side by side as E*H heads, so the products over tokens are one
-        batched product of (E*H, d) by (d, T) per sample rather than E products of (H, d)."""
+        batched product of (E*H, d) by (d, T) per sample rather than E products of (H, d); each
+        head then mixes its slice of the cached values."""
         tokens, mask = group.tokens, group.mask
         B, T, d = tokens.shape
         E, H, dh = group.key_weight.shape[0], self.cfg.num_heads, self.head_dim
@@ -174,10 +181,9 @@ class FinalBlock(nn.Module):
         if mask is not None:
             scores = scores.masked_fill(~mask[:, None, :], torch.finfo(scores.dtype).min)
         attn = scores.softmax(dim=-1)
-        mixed = torch.bmm(attn, tokens).view(B, E, H, d)
-        context = torch.einsum("behd,hfd->behf", mixed, self.value.weight.view(H, dh, d)).reshape(B, E, d)
-        if self.value.bias is not None:
-            context = context + self.value.bias
+        per_head = attn.view(B, E, H, T).transpose(1, 2)  # (B, H, E, T)
+        values = group.values.view(B, T, H, dh).transpose(1, 2)  # (B, H, T, dh)
+        context = torch.matmul(per_head, values).permute(0, 2, 1, 3).reshape(B, E, d)
         return context, attn.view(B, E, H, T).transpose(0, 1)
 
     def forward_groups(self, groups: Sequence[Group]) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -187,27 +193,57 @@ class FinalBlock(nn.Module):
         attended = [self.attend(g) for g in groups]
         context = torch.cat([c for c, _ in attended], dim=1)  # (B, R, d)
         x0 = torch.cat([g.x0[:, None].expand(-1, g.key_weight.shape[0], -1) for g in groups], dim=1)
+        return self.finish(context, x0).transpose(0, 1), [a for _, a in attended]
+
+    def branch(self, context: torch.Tensor) -> torch.Tensor:
+        """The attention branch that joins the residual stream at position 0 (after layer scale where there is one)."""
         attended_out = self.attn_out(context)
+        return self.scale_attn * attended_out if self.cfg.layer_scale else attended_out
+
+    def finish(self, context: torch.Tensor, x0: torch.Tensor) -> torch.Tensor:
+        """The layer after attention at position 0: the mixed values ``context`` (..., d) and the
+        residual stream ``x0`` (..., d) -> the output (..., d), through the backbone's final norm."""
         if self.cfg.pre_norm:
-            h = x0 + (self.scale_attn * attended_out if self.cfg.layer_scale else attended_out)
+            h = x0 + self.branch(context)
             mlp = self.mlp_out(self.act(self.mlp_in(self.norm_mlp(h))))
             out = h + (self.scale_mlp * mlp if self.cfg.layer_scale else mlp)
         else:
-            h = self.norm_attn(attended_out + x0)
+            h = self.norm_attn(self.attn_out(context) + x0)
             out = self.norm_mlp(self.mlp_out(self.act(self.mlp_in(h))) + h)
         if self.final_norm is not None:
             out = self.final_norm(out)
-        return out.transpose(0, 1), [a for _, a in attended]
+        return out
+
+    def uniform(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The output at position 0 (B, d) with uniform attention over the real tokens, whatever
+        the query and key, for hidden (B, T, d) and mask (B, T). Every head then mixes the same
+        mean token, so the mixed values are the value projection of that mean."""
+        tokens, x0, _ = self.tokens(hidden)
+        if mask is None:
+            mean = tokens.mean(1)
+        else:
+            weights = mask.to(tokens.dtype)
+            mean = (tokens * weights[..., None]).sum(1) / weights.sum(1, keepdim=True)
+        return self.finish(self.value(mean), x0)
+
+    def streams(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(attention branch, residual stream) at position 0, each (B, d), with the layer's own
+        query and key: the two terms whose sum enters the rest of the layer."""
+        bias = self.query.bias[None] if self.query.bias is not None else None
+        group = Group(*self.tokens(hidden), mask, self.query.weight[None], bias, self.key.weight[None])
+        context, _ = self.attend(group)
+        return self.branch(context[:, 0]), group.x0
 
 
 @dataclass
 class Group:
-    """Runs that read the same samples: tokens (B, T, d) and x0 (B, d) from ``FinalBlock.tokens``,
-    mask (B, T) or None, and the E runs' query weight (E, d, d), query bias (E, d) or None and
-    key weight (E, d, d)."""
+    """Runs that read the same samples: tokens (B, T, d), x0 (B, d) and values (B, T, d) from
+    ``FinalBlock.tokens``, mask (B, T) or None, and the E runs' query weight (E, d, d), query
+    bias (E, d) or None and key weight (E, d, d)."""
 
     tokens: torch.Tensor
     x0: torch.Tensor
+    values: torch.Tensor
     mask: torch.Tensor | None
     query_weight: torch.Tensor
     query_bias: torch.Tensor | None

@@ -46,8 +46,10 @@ def train(
     cfg: TrainConfig,
     generator: torch.Generator,
     name: str,
+    after_epoch: Callable[[int], None] | None = None,
 ) -> list[Epoch]:
-    """Train ``params`` on rows 0..len(labels)-1; log a progress line every ``cfg.log_every`` epochs."""
+    """Train ``params`` on rows 0..len(labels)-1; log a progress line every ``cfg.log_every`` epochs;
+    call ``after_epoch(epoch)`` at the end of every epoch (phase 2 records its test metrics there)."""
     n = len(labels)
     steps = cfg.epochs * math.ceil(n / cfg.batch_size)
     optimiser = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
@@ -78,6 +80,8 @@ def train(
             max_attention=attention_sum.item() / n if attention is not None else None,
         )
         history.append(record)
+        if after_epoch is not None:
+            after_epoch(epoch)
         if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
             log.info(
                 "%s epoch %d/%d loss %.4f acc %.4f elapsed %.1fs",

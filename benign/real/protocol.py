@@ -27,12 +27,14 @@ import pandas as pd
 import torch
 
 from benign.core.device import peak_memory_mb, pick_device
-from benign.core.schema import REAL_ATTENTION, REAL_RUNS
+from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.features import FeatureCache, load_features
 from benign.real.final_layer import drop_padding
 from benign.real.heads import PretrainedHeads, pretrain_heads
 from benign.real.loop import TrainConfig
+from benign.real.records import record_epochs, summarise
+from benign.real.reinit_cost import attention_share, uniform_accuracy
 from benign.synthetic.data_model import generator
 from benign.synthetic.label_noise import draw_nested_noise
 
@@ -118,12 +120,15 @@ def run_cell(
     code_version: str = "",
     checkpoint: str | Path | None = None,
     checkpoint_every: int = 0,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+    records: int | list[int] = 30,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Phase 2 for one (data set, backbone, n, seed) and every eta, from the seed's phase-1 head.
     With ``checkpoint``, phase 2 saves its state every ``checkpoint_every`` epochs and on a stop
     signal, and a later call resumes from it (``batched.finetune_runs``).
 
-    Returns (runs, attention) frames matching ``schema.REAL_RUNS`` and ``schema.REAL_ATTENTION``.
+    ``records``: the epochs at which each run records its test metrics (``records.record_epochs``).
+
+    Returns (runs, attention, curves) frames matching ``schema.REAL_RUNS``, ``REAL_ATTENTION`` and ``REAL_CURVES``.
     ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
     column holds what was actually loaded. A run's wall time is an equal share of the batched
     phase 2 (phase 1's time is in the heads file).
@@ -147,13 +152,17 @@ def run_cell(
     head = heads.heads[seed].to(device)
     baseline_acc = heads.baseline_acc[seed]
 
+    record_at = record_epochs(finetune_epochs, records)
     block = cache.block().to(device).requires_grad_(False)
     hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
-    test_chunks = ((*drop_padding(hidden, mask), y) for hidden, mask, y in cache.test_chunks())
+    test_chunks = TestChunks(cache, device)
+    uniform_acc, share = uniform_accuracy(block, head, test_chunks), attention_share(block, test_chunks)
     noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
+    clean = cache.y_train[finetune_rows]
     # Every eta's phase 2 as one program (benign.real.batched): the runs share the seed's rows,
     # head, query/key initialisation and batch order, and differ in their labels.
-    batch = [Run(0, noise.labels(eta)[finetune_rows].to(device), head, generator(seed, "real_qk_init")) for eta in etas]
+    labels = [noise.labels(eta)[finetune_rows] for eta in etas]
+    batch = [Run(0, y.to(device), head, generator(seed, "real_qk_init"), y != clean) for y in labels]
     train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
     log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
@@ -161,11 +170,11 @@ def run_cell(
     results = finetune_runs(
         block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates",
         checkpoint=Path(checkpoint) if checkpoint is not None else None, checkpoint_every=checkpoint_every,
-        identity=identity,
+        identity=identity, record_at=record_at,
     )  # fmt: skip
     wall_two = (time.perf_counter() - start) / len(batch)
-    runs, attention = [], []
-    for eta, two in zip(etas, results):
+    runs, attention, curves = [], [], []
+    for eta, two, run in zip(etas, results, batch):
         rid = run_id(name, backbone_name, n, eta, seed)
         log.info(
             "%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, two.train_loss, two.test_acc
@@ -185,6 +194,11 @@ def run_cell(
                 pretrain_epochs=heads.meta["epochs"],
                 finetune_epochs=finetune_epochs,
                 baseline_acc=baseline_acc,
+                reinit_test_acc=two.records[0].test_acc,
+                uniform_test_acc=uniform_acc,
+                attention_share=share,
+                n_noisy=int(run.noisy.sum()),
+                **summarise(two.records, int(run.noisy.sum())),
                 train_loss_last_epoch=two.history[-1].loss,
                 train_loss=two.train_loss,
                 train_acc=two.train_acc,
@@ -209,7 +223,28 @@ def run_cell(
             )
             for e in two.history
         )
+        curves.extend(
+            dict(run_id=rid, dataset=name, n=n, eta=float(eta), seed=seed, epoch=r.epoch, test_loss=r.test_loss,
+                 test_acc=r.test_acc, train_acc_clean=r.train_acc_clean, train_acc_noisy=r.train_acc_noisy)
+            for r in two.records
+        )  # fmt: skip
     rss_mb, cuda_mb = peak_memory_mb(device)
     for run in runs:
         run.update(peak_rss_mb=rss_mb, peak_cuda_mb=cuda_mb)
-    return pd.DataFrame(runs, columns=REAL_RUNS.names), pd.DataFrame(attention, columns=REAL_ATTENTION.names)
+    return (
+        pd.DataFrame(runs, columns=REAL_RUNS.names),
+        pd.DataFrame(attention, columns=REAL_ATTENTION.names),
+        pd.DataFrame(curves, columns=REAL_CURVES.names),
+    )
+
+
+class TestChunks:
+    """The test split as phase 2 reads it, chunk by chunk from disk (``FeatureCache.test_chunks``,
+    padding dropped), on ``device``; iterable again for every recorded epoch."""
+
+    def __init__(self, cache: FeatureCache, device: torch.device):
+        self.cache, self.device = cache, device
+
+    def __iter__(self):
+        for hidden, mask, y in self.cache.test_chunks():
+            yield (*on_device(*drop_padding(hidden, mask), device=self.device), y.to(self.device))

@@ -16,6 +16,7 @@ from benign.real.backbones import reinit_linear
 from benign.real.features import FeatureCache
 from benign.real.final_layer import FinalBlock, Head, make_head
 from benign.real.loop import Epoch, Forward, TrainConfig, evaluate, train
+from benign.real.records import Record, split_accuracy
 from benign.synthetic.data_model import generator
 
 
@@ -34,6 +35,7 @@ class PhaseTwo:
     test_loss: float
     test_acc: float
     wall_time_s: float
+    records: list[Record]
 
 
 def pretrain_head(
@@ -80,11 +82,15 @@ def finetune_query_key(
     seed: int,
     cfg: TrainConfig,
     name: str,
+    record_at: list[int] = (),
+    noisy: torch.Tensor | None = None,
 ) -> PhaseTwo:
     """Phase 2: re-initialise the final layer's query and key and train only them.
 
     ``train_set`` / ``test_set``: (final-layer inputs, mask or None, labels); the training
-    labels are the noisy ones.
+    labels are the noisy ones, ``noisy`` (n,) marks the rows whose label was flipped. At every
+    epoch of ``record_at`` (0: before the first step) the run records its test metrics and its
+    training accuracy on clean and on noisy rows (``benign.real.records``).
     """
     start = time.perf_counter()
     init = generator(seed, "real_qk_init")
@@ -94,12 +100,24 @@ def finetune_query_key(
     for p in query_key:
         p.requires_grad_(True)
     hidden, mask, labels = train_set
-    history = train(
-        query_key, block_forward(block, head, hidden, mask), labels, cfg, generator(seed, "real_finetune_shuffle"), name
-    )
+    test_hidden, test_mask, y_test = test_set
+    noisy = torch.zeros(len(labels), dtype=torch.bool) if noisy is None else noisy
+    records = []
+
+    def record(epoch: int) -> None:
+        if epoch not in record_at:
+            return
+        with torch.no_grad():
+            test_loss, test_acc = evaluate(block_forward(block, head, test_hidden, test_mask), y_test)
+            out, _ = block(hidden, mask)
+            correct = (head(out).argmax(-1) == labels).cpu().numpy()
+        records.append(Record(epoch, test_loss, test_acc, *split_accuracy(correct, noisy.cpu().numpy())))
+
+    record(0)
+    forward = block_forward(block, head, hidden, mask)
+    history = train(query_key, forward, labels, cfg, generator(seed, "real_finetune_shuffle"), name, record)
     for p in query_key:
         p.requires_grad_(False)
     train_loss, train_acc = evaluate(block_forward(block, head, hidden, mask), labels)
-    test_hidden, test_mask, y_test = test_set
     test_loss, test_acc = evaluate(block_forward(block, head, test_hidden, test_mask), y_test)
-    return PhaseTwo(history, train_loss, train_acc, test_loss, test_acc, time.perf_counter() - start)
+    return PhaseTwo(history, train_loss, train_acc, test_loss, test_acc, time.perf_counter() - start, records)

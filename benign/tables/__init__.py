@@ -6,7 +6,9 @@
 4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times.
 5. ``max_margin.py``: the attention-SVM check.
 6. ``real.py``: Tables 2 and 6, with the paper's numbers (``reference/``) beside ours.
-7. ``summary.py``: every table's numbers in one page (``results/summary.md``).
+7. ``real_dynamics.py``: real data over phase 2: peak and final test accuracy, the memorising
+   epoch, the cost of re-initialisation.
+8. ``summary.py``: every table's numbers in one page (``results/summary.md``).
 
 Each is written as ``<stem>.csv`` (numbers) and ``<stem>.md`` (formatted), atomically. Seed
 statistics use only runs with status "ok" (the others are counted in ``failed``); the std is

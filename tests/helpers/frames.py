@@ -64,6 +64,15 @@ REAL_RUN_DEFAULTS = dict(
     pretrain_epochs=300,
     finetune_epochs=2000,
     baseline_acc=0.95,
+    reinit_test_acc=0.3,
+    uniform_test_acc=0.25,
+    attention_share=0.6,
+    n_noisy=20,
+    peak_test_acc=0.92,
+    peak_epoch=25,
+    acc_lost=0.02,
+    noisy_fitted_epoch=300.0,
+    noisy_censored=False,
     train_loss_last_epoch=0.01,
     train_loss=0.01,
     train_acc=1.0,
@@ -118,3 +127,28 @@ def heatmap_runs() -> pd.DataFrame:
     )
     rows[7].update(test_loss=np.nan)  # status ok but a non-finite metric: must be masked too
     return runs(rows)
+
+
+def real_dynamics_case() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(real runs, real curves) of one cell (mnist, n 200, eta 0.2) and its eta-0 twin, two seeds
+    each, worked by hand: seed 1 peaks at epoch 3 (0.8), memorises its noisy rows at epoch 10 (0.7)
+    and ends at 0.6; seed 2 peaks at epoch 1 (0.9) and has not memorised them by epoch 30 (censored)."""
+    epochs = [0, 1, 3, 10, 30]
+    test_acc = {(0.2, 1): [0.3, 0.5, 0.8, 0.7, 0.6], (0.2, 2): [0.3, 0.9, 0.8, 0.8, 0.7],
+                (0.0, 1): [0.3, 0.6, 0.9, 0.9, 0.9], (0.0, 2): [0.3, 0.7, 0.8, 0.9, 0.9]}  # fmt: skip
+    noisy_acc = {(0.2, 1): [0.0, 0.2, 0.5, 1.0, 1.0], (0.2, 2): [0.0, 0.1, 0.2, 0.5, 0.9]}
+    runs, curves = [], []
+    for (eta, seed), acc in test_acc.items():
+        run_id = f"mnist_eta{eta}_seed{seed}"
+        fitted = {(0.2, 1): 10.0}.get((eta, seed), float("nan"))
+        peak = int(np.argmax(acc))
+        runs.append(dict(run_id=run_id, eta=eta, seed=seed, n_noisy=40 if eta else 0, test_acc=acc[-1],
+                         reinit_test_acc=acc[0], peak_test_acc=acc[peak], peak_epoch=epochs[peak],
+                         acc_lost=acc[peak] - acc[-1], noisy_fitted_epoch=fitted,
+                         noisy_censored=(eta, seed) == (0.2, 2), finetune_epochs=30))  # fmt: skip
+        for k, e in enumerate(epochs):
+            curves.append(dict(run_id=run_id, dataset="mnist", n=200, eta=eta, seed=seed, epoch=e, test_loss=1 - acc[k],
+                               test_acc=acc[k], train_acc_clean=min(1.0, 0.5 + e / 20),
+                               train_acc_noisy=noisy_acc[(eta, seed)][k] if eta else float("nan")))  # fmt: skip
+    real = [{**REAL_RUN_DEFAULTS, "run_id": r["run_id"], **r} for r in runs]
+    return conform(real, schema.REAL_RUNS), conform(curves, schema.REAL_CURVES)

@@ -39,17 +39,21 @@ def problem(kind: str, dtype: torch.dtype):
         for seed in SEEDS
     ]
     labels = {(s, eta): torch.randint(0, 3, (N,), generator=g) for s in range(len(SEEDS)) for eta in ETAS}
+    noisy = {cell: torch.rand(N, generator=g) < 0.3 for cell in labels}  # which rows count as flipped
     test_set = (test_hidden, test_mask, torch.randint(0, 3, (N_TEST,), generator=g))
-    return block, hidden, mask, heads, labels, test_set
+    return block, hidden, mask, heads, labels, test_set, noisy
 
 
 @pytest.mark.parametrize("kind", ["bert", "vit"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
-    block, hidden, mask, heads, labels, test_set = problem(kind, dtype)
+    block, hidden, mask, heads, labels, test_set, noisy = problem(kind, dtype)
     cfg = TrainConfig(epochs=4, batch_size=4, log_every=100)  # 10 rows: batches of 4, 4, 2
+    record_at = [0, 1, 4]
     cells = [(s, eta) for s in range(len(SEEDS)) for eta in ETAS]
-    runs = [Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init")) for s, eta in cells]
+    runs = [
+        Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init"), noisy[(s, eta)]) for s, eta in cells
+    ]
     runs = runs[1:] + runs[:1]  # a set's runs need not be adjacent
     cells = cells[1:] + cells[:1]
     sets = [
@@ -58,12 +62,12 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
     ]
     # the test set read in two chunks, as FeatureCache.test_chunks gives it; the one-run path reads it whole
     chunks = [tuple(t[rows] if t is not None else None for t in test_set) for rows in (slice(0, 4), slice(4, None))]
-    batched = finetune_runs(copy.deepcopy(block), runs, sets, chunks, cfg)
+    batched = finetune_runs(copy.deepcopy(block), runs, sets, chunks, cfg, record_at=record_at)
     tol = dict(rel=1e-9, abs=1e-12) if dtype == torch.float64 else dict(rel=2e-4, abs=1e-6)
     for (s, eta), ours in zip(cells, batched):
         alone = finetune_query_key(
             copy.deepcopy(block), heads[s], (hidden[s], mask[s] if mask is not None else None, labels[(s, eta)]),
-            test_set, SEEDS[s], cfg, "alone",
+            test_set, SEEDS[s], cfg, "alone", record_at, noisy[(s, eta)],
         )  # fmt: skip
         for a, b in zip(alone.history, ours.history):
             assert a.epoch == b.epoch and a.acc == pytest.approx(b.acc)
@@ -71,6 +75,15 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
         for key in ("train_loss", "test_loss"):
             assert getattr(ours, key) == pytest.approx(getattr(alone, key), **tol)
         assert (ours.train_acc, ours.test_acc) == (alone.train_acc, alone.test_acc)
+        assert [r.epoch for r in ours.records] == [r.epoch for r in alone.records] == record_at
+        for a, b in zip(alone.records, ours.records):  # test loss and accuracy, clean and noisy train accuracy
+            assert b.test_loss == pytest.approx(a.test_loss, **tol)
+            assert (b.test_acc, b.train_acc_clean, b.train_acc_noisy) == (
+                a.test_acc,
+                a.train_acc_clean,
+                a.train_acc_noisy,
+            )
+        assert ours.records[-1].test_acc == ours.test_acc and ours.records[-1].test_loss == ours.test_loss
     # the runs really differ (seeds and labels), so equality is not that of one run copied
     assert len({round(r.history[-1].loss, 8) for r in batched}) == len(batched)
 
@@ -79,15 +92,19 @@ def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_
     """A signal during epoch 1 (benign.core.stopping.STOP): the state after it is saved and the job exits 75; a
     second call resumes from the checkpoint and ends as an uninterrupted call. A checkpoint that
     is a crafted pickle is refused and phase 2 starts again."""
-    block, hidden, mask, heads, labels, test_set = problem("bert", torch.float64)
+    block, hidden, mask, heads, labels, test_set, noisy = problem("bert", torch.float64)
     cfg = TrainConfig(epochs=5, batch_size=4, log_every=100)
 
     def call(**checkpointing):
         runs = [
-            Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init")) for s in range(2) for eta in ETAS
+            Run(s, labels[(s, eta)], heads[s], generator(SEEDS[s], "real_qk_init"), noisy[(s, eta)])
+            for s in range(2)
+            for eta in ETAS
         ]
         sets = [TrainSet(hidden[s], mask[s], generator(seed, "real_finetune_shuffle")) for s, seed in enumerate(SEEDS)]
-        return finetune_runs(copy.deepcopy(block), runs, sets, [test_set], cfg, identity="cell", **checkpointing)
+        return finetune_runs(
+            copy.deepcopy(block), runs, sets, [test_set], cfg, identity="cell", record_at=[0, 1, 3, 5], **checkpointing
+        )
 
     whole = call()
     path = tmp_path / "cell.pt"
@@ -103,6 +120,9 @@ def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_
     assert "resumed phase 2 from its checkpoint" in caplog.text and "after epoch 1" in caplog.text
     assert not path.exists()  # removed once phase 2 is done
     for a, b in zip(whole, resumed):
+        assert len(a.records) == 4 and str(a.records) == str(
+            b.records
+        )  # NaN-safe equality, epoch 0 kept from before the stop
         assert a.history == b.history and (a.train_loss, a.test_loss, a.test_acc) == (
             b.train_loss,
             b.test_loss,

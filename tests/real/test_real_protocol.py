@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign.core.schema import REAL_ATTENTION, REAL_RUNS, read_parquet, write_parquet
+from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, read_parquet, write_parquet
 from benign.real.datasets import fetch_dataset
 from benign.real.features import compute_features, load_features
 from benign.real.heads import load_heads, pretrain_heads, save_heads
@@ -88,13 +88,15 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="benign.real"):
         save_heads(pretrain(path, entry, [42, 7], pretrain_epochs=3), tmp_path / "heads.safetensors")
         heads = load_heads(tmp_path / "heads.safetensors")
-        runs, attention = run_cell(
-            path, heads, entry, n=4, etas=etas, seed=42, finetune_epochs=4, log_every=2, code_version="abc"
+        runs, attention, curves = run_cell(
+            path, heads, entry, n=4, etas=etas, seed=42, finetune_epochs=4, log_every=2, code_version="abc", records=3
         )
     write_parquet(runs, REAL_RUNS, tmp_path / "runs.parquet")
     write_parquet(attention, REAL_ATTENTION, tmp_path / "attention.parquet")
+    write_parquet(curves, REAL_CURVES, tmp_path / "curves.parquet")
     runs = read_parquet(tmp_path / "runs.parquet", REAL_RUNS)
     attention = read_parquet(tmp_path / "attention.parquet", REAL_ATTENTION)
+    curves = read_parquet(tmp_path / "curves.parquet", REAL_CURVES)
 
     assert runs["eta"].tolist() == etas and (runs["status"] == "ok").all()
     assert runs["baseline_acc"].eq(heads.baseline_acc[42]).all() and runs["code_version"].eq("abc").all()
@@ -113,19 +115,30 @@ def test_run_cell_end_to_end(features, modality, tmp_path, caplog):
         attention.groupby("run_id").tail(1)["train_loss"].to_numpy() == runs["train_loss_last_epoch"].to_numpy()
     ).all()
     assert "phase 2, 2 noise rates: epoch 4/4 loss per run" in caplog.text and "elapsed" in caplog.text
+    # the configured epochs are the recorded ones; the runs table's columns read from them
+    assert curves.groupby("run_id")["epoch"].apply(list).eq([[0, 1, 4]] * 2).all()
+    first, last = curves.groupby("run_id").head(1), curves.groupby("run_id").tail(1)
+    assert first["test_acc"].tolist() == runs["reinit_test_acc"].tolist()
+    assert last["test_acc"].tolist() == runs["test_acc"].tolist()
+    assert runs["peak_test_acc"].tolist() == curves.groupby("run_id", sort=False)["test_acc"].max().tolist()
+    assert runs["n_noisy"].tolist()[0] == 0 and runs["n_noisy"].tolist()[1] > 0
+    assert curves[curves["eta"] == 0.0]["train_acc_noisy"].isna().all()
+    assert runs["uniform_test_acc"].between(0, 1).all() and runs["attention_share"].between(0, 1).all()
+    assert runs["uniform_test_acc"].nunique() == 1 and runs["attention_share"].nunique() == 1  # one seed's head
     assert "phase 1: epoch 3/3 loss per seed" in caplog.text
 
 
 def test_run_cell_is_deterministic(features):
     entry, path = features["image"]
-    a, att_a = run_cell(
+    a, att_a, curves_a = run_cell(
         path, pretrain(path, entry, [7], pretrain_epochs=2), entry, n=4, etas=[0.5], seed=7, finetune_epochs=2
     )
-    b, att_b = run_cell(
+    b, att_b, curves_b = run_cell(
         path, pretrain(path, entry, [7], pretrain_epochs=2), entry, n=4, etas=[0.5], seed=7, finetune_epochs=2
     )
     columns = ["baseline_acc", "train_loss", "test_loss", "train_acc", "test_acc"]
     assert a[columns].equals(b[columns]) and att_a["max_attention"].equals(att_b["max_attention"])
+    assert curves_a.equals(curves_b)
 
 
 def test_run_cell_refuses_a_cache_of_another_data_set(features):

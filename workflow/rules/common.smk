@@ -238,6 +238,7 @@ def artifact_input(spec):
         "points": rules.token_projection_points.output,
         "real_runs": rules.aggregate_real.output.runs,
         "real_attention": rules.aggregate_real.output.attention,
+        "real_curves": rules.aggregate_real.output.curves,
     }[kind]
 
 

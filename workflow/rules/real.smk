@@ -77,6 +77,7 @@ rule train_real:
     output:
         runs="results/real/jobs/{cell}/runs.parquet",
         attention="results/real/jobs/{cell}/attention.parquet",
+        curves="results/real/jobs/{cell}/curves.parquet",
     log:
         "logs/real/train_{cell}.log",
     priority: 20
@@ -99,9 +100,11 @@ rule aggregate_real:
     input:
         runs=expand("results/real/jobs/{cell}/runs.parquet", cell=REAL_CELLS),
         attention=expand("results/real/jobs/{cell}/attention.parquet", cell=REAL_CELLS),
+        curves=expand("results/real/jobs/{cell}/curves.parquet", cell=REAL_CELLS),
     output:
         runs="results/real/runs.parquet",
         attention="results/real/attention.parquet",
+        curves="results/real/curves.parquet",
     log:
         "logs/real/aggregate.log",
     conda:

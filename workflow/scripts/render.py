@@ -17,6 +17,7 @@ READERS = {  # an input kind -> how it is read (benign.config.artifacts.INPUT_KI
     "alignment": lambda paths: schema.read_parquet(paths, schema.ALIGNMENT),
     "real_runs": lambda paths: schema.read_parquet(paths, schema.REAL_RUNS),
     "real_attention": lambda paths: schema.read_parquet(paths, schema.REAL_ATTENTION),
+    "real_curves": lambda paths: schema.read_parquet(paths, schema.REAL_CURVES),
     "fits": pd.read_csv,
     "points": pd.read_parquet,
 }

@@ -3,7 +3,7 @@
 import torch
 
 from benign.core.io import log_to
-from benign.core.schema import REAL_ATTENTION, REAL_RUNS, write_parquet
+from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, write_parquet
 from benign.core.stopping import stop_on_signals
 from benign.real.heads import load_heads
 from benign.real.protocol import run_cell
@@ -12,7 +12,7 @@ log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 stop_on_signals()  # SLURM's signal at the time limit: checkpoint, exit 75, resume on the retry
 cell, protocol = snakemake.params.cell, snakemake.params.protocol
-runs, attention = run_cell(
+runs, attention, curves = run_cell(
     list(snakemake.input.features),
     load_heads(snakemake.input.heads),
     snakemake.params.entry,
@@ -22,7 +22,9 @@ runs, attention = run_cell(
     code_version=snakemake.params.code,
     checkpoint=f"results/.checkpoints/real/{snakemake.wildcards.cell}.pt",
     checkpoint_every=snakemake.config["real"].get("checkpoint_every", 0),  # not a param: changing it reruns nothing
+    records=protocol["record_epochs"],
     **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},
 )
 write_parquet(runs, REAL_RUNS, snakemake.output.runs)
 write_parquet(attention, REAL_ATTENTION, snakemake.output.attention)
+write_parquet(curves, REAL_CURVES, snakemake.output.curves)
