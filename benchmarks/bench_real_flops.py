@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks.common import Context
+from benchmarks.common import Context, target
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import BlockConfig, FinalBlock, Group, Head
 from benign.real.loop import TrainConfig
@@ -165,5 +165,6 @@ def real_flops(ctx: Context) -> dict:
         },  # fmt: skip
         "shapes": out,
         "ratio": ratio,
+        "target": target("phase-2 speed-up per run-epoch over the previous form, slowest shape", ">=", 2.0, ratio),
         "agreement": {k: {"losses_max_rel_diff": v["losses_max_rel_diff"]} for k, v in out.items()},
     }

@@ -13,7 +13,7 @@ README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 ORDER = [
     "token_single", "token_row", "token_grid", "atlas", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
-    "real_phase2", "dry_run",
+    "real_phase2", "real_flops", "dry_run",
 ]  # fmt: skip
 
 
@@ -105,6 +105,16 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
             )
         refs = f"{_s(ref['s_per_epoch'])}/epoch"
         agree = f"epoch loss max abs diff {_e(ag['epoch_loss_max_abs_diff'])}, logits {_e(ag['logits_max_abs_diff_before_training'])}"
+    elif name == "real_flops":
+
+        def form(v: dict) -> str:
+            return f"{v['gflop_per_run_epoch']:.2f} GFLOP, {_s(v['s_per_run_epoch'])} ({v['gflop_per_s']:.0f} GFLOP/s)"
+
+        shapes = r["shapes"]
+        ours = "; ".join(f"{k}: {form(v['ours'])}" for k, v in shapes.items())
+        refs = "; ".join(f"{k}: {form(v['mix_then_project'])}; plain {form(v['plain'])}" for k, v in shapes.items())
+        ratio = ", ".join(f"{k} **{v['speedup_over_mix_then_project']:.2f}x**" for k, v in shapes.items())
+        agree = ", ".join(f"{k}: losses rel diff {_e(v['losses_max_rel_diff'])}" for k, v in shapes.items())
     elif name == "dry_run":
         ours = ", ".join(f"{k.replace('_', ' ')} {_s(v['median_wall_s'])}" for k, v in o.items())
         refs, agree = "-", "-"

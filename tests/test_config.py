@@ -99,3 +99,14 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
     assert runs["run_id"].is_unique and len(runs) == 6
     atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10])
     assert len(atlas) == 6 and labels["run_id"].is_unique and len(labels) == 6
+
+
+def test_the_config_layer_does_not_import_torch():
+    """The Snakefile reads the config through benign.config.load at every parse (each dry run, each
+    job): it must not pay torch's import."""
+    import subprocess
+    import sys
+
+    code = "import sys, benign.config.load, benign.config.artifacts; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

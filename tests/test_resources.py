@@ -184,3 +184,27 @@ def test_a_feature_cache_too_large_for_any_split_is_refused():
         ConfigError, match=r"real data set \w+: its features job needs \d+ MB .* parts of one backbone batch"
     ):
         plan.feature_parts(cfg)
+
+
+def test_the_slurm_profile_groups_every_short_rule():
+    """Aggregation, tables, figures and the summary go to SLURM together (one job of group
+    ``artifacts``), so a new artifact is grouped too, not a submission of its own."""
+    import yaml
+
+    from benign.config.artifacts import ARTIFACTS
+
+    groups = yaml.safe_load((REPO / "profiles/slurm/config.v8+.yaml").read_text())["groups"]
+    short = [a.rule for a in ARTIFACTS.values() if a.function]
+    short += ["figure_softmax_dynamics", "figure_loss_heatmap", "table_real", "aggregate_synthetic", "aggregate_real",
+              "token_projection_points", "summary"]  # fmt: skip
+    assert {rule: groups.get(rule) for rule in short} == dict.fromkeys(short, "artifacts")
+
+
+def test_the_faithful_config_plans_n_1000_and_whole_test_splits():
+    """config/faithful.yaml: 224 px, n = 1000 where the rows exist, every test row."""
+    cfg = config("faithful.yaml")
+    cells = plan.real_cells(cfg)
+    assert {c["n"] for c in cells.values() if c["dataset"] == "mnist"} == {20, 200}
+    assert {c["n"] for c in cells.values() if c["dataset"] != "mnist"} == {20, 200, 1000}
+    assert cfg["real"]["datasets"]["fashion_mnist"]["subsample"]["test"] is None
+    assert cfg["real"]["backbones"]["dinov2_small"]["image_size"] == 224

@@ -230,8 +230,8 @@ def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_si
     seconds += k["a"] * records * (test_rows + n) * runs * per_sample / 3
     params = 4 * 2 * d * d * 4 * runs  # query and key: weights, gradients, two AdamW moments
     evaluation = 4 * 256 * runs * shape.heads * T * 2 + 4 * 256 * runs * (3 * d + m)  # test batches of 256
-    # the n rows' final-layer inputs and their pre-norm; a test chunk read, trimmed and normed
-    inputs = 4 * T * d * (2 * n + 3 * min(test_rows, TEST_CHUNK_ROWS))
+    # the n rows' final-layer inputs, their pre-norm and values; a test chunk read, trimmed, normed and its values
+    inputs = 4 * T * d * (3 * n + 4 * min(test_rows, TEST_CHUNK_ROWS))
     memory = _pooled_bytes(shape, train_rows, test_rows) + inputs + params + evaluation
     return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase2"])
 

@@ -19,7 +19,6 @@ import yaml
 from benign.config import ConfigError
 from benign.core import registry
 from benign.synthetic import spec
-from benign.synthetic.label_noise import n_flips
 
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 
@@ -309,7 +308,7 @@ def warnings(cfg: dict) -> list[str]:
     out = []
     for block in ("defaults", "projection"):
         n, eta = cfg["synthetic"][block]["n"], cfg["synthetic"][block]["eta"]
-        if eta > 0 and n_flips(n, eta) == 0:
+        if eta > 0 and spec.n_flips(n, eta) == 0:
             out.append(f"config key synthetic.{block}.eta = {eta!r} flips no label at n = {n!r} (needs eta * n > 1)")
     return out
 

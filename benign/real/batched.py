@@ -305,30 +305,37 @@ def _save(path: Path, identity: str, epoch: int, trained, optimiser, schedule, s
 
 def _resume(path: Path, identity: str, trained, optimiser, schedule, sets, histories, records) -> int:
     """Restore the state :func:`_save` wrote; the first epoch still to train (1: none usable,
-    with a warning naming the file)."""
+    with a warning naming the file). Every part is read and checked before any is applied, so a
+    refused checkpoint leaves the fresh state untouched."""
     try:
         state = torch.load(path, map_location=trained[0].device, weights_only=True)
         if state["identity"] != identity:
             raise ValueError(f"it is of {state['identity']!r}, not {identity!r}")
-        with torch.no_grad():
-            for p, saved in zip(trained, state["params"], strict=True):
-                p.copy_(saved)
+        params = list(state["params"])
+        if [p.shape for p in params] != [p.shape for p in trained]:
+            raise ValueError("its parameters have other shapes")
+        curves = [[Epoch(k + 1, *values) for k, values in enumerate(c)] for c in state["curves"].tolist()]
+        kept = [[Record(int(epoch), *values) for epoch, *values in saved] for saved in state["records"].tolist()]
+        shuffles, epoch = list(state["shuffles"]), int(state["epoch"])
+        if (len(curves), len(kept), len(shuffles)) != (len(histories), len(records), len(sets)):
+            raise ValueError("it holds another number of runs or training sets")
         optimiser.load_state_dict(state["optimiser"])
         schedule.load_state_dict(state["schedule"])
-        for s, generator_state in zip(sets, state["shuffles"], strict=True):
-            s.shuffle.set_state(generator_state)
-        for history, curve in zip(histories, state["curves"].tolist(), strict=True):
-            history.extend(Epoch(k + 1, *values) for k, values in enumerate(curve))
-        for kept, saved in zip(records, state["records"].tolist(), strict=True):
-            kept.extend(Record(int(epoch), *values) for epoch, *values in saved)
     except Exception as err:  # pickle.UnpicklingError for code; KeyError, ValueError for other layouts
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         log.warning("refusing checkpoint %s (%s); phase 2 starts again", path, reason)
-        for kept in (*histories, *records):
-            kept.clear()
         return 1
-    log.info("resumed phase 2 from its checkpoint %s after epoch %d", path, state["epoch"])
-    return state["epoch"] + 1
+    with torch.no_grad():
+        for p, saved in zip(trained, params, strict=True):
+            p.copy_(saved)
+    for s, generator_state in zip(sets, shuffles, strict=True):
+        s.shuffle.set_state(generator_state)
+    for history, curve in zip(histories, curves, strict=True):
+        history.extend(curve)
+    for mine, saved in zip(records, kept, strict=True):
+        mine.extend(saved)
+    log.info("resumed phase 2 from its checkpoint %s after epoch %d", path, epoch)
+    return epoch + 1
 
 
 def _to(t: torch.Tensor | None, device) -> torch.Tensor | None:

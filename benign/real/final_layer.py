@@ -15,7 +15,7 @@ head h with query q_h:
   sum_t a_{h,t} v_{h,t}, T d per sample where mixing the tokens and then projecting costs
   H T d + d^2.
 
-benchmarks/real_flops.py counts the operations of this form against the plain one.
+benchmarks/bench_real_flops.py counts the operations of this form against the plain one.
 
 The layer's parts are found by name in the transformers module, whatever the version
 calls them; two layouts exist: pre-norm (ViT, DINOv2 with layer scale) and post-norm (BERT).
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
-from transformers.activations import ACT2FN
 
 from benign.real.backbones import KEY_NAMES, QUERY_NAMES, last_encoder_layer
 
@@ -84,6 +84,20 @@ def require(layer: nn.Module, role: str, names: tuple[str, ...]) -> nn.Module:
     return module
 
 
+# The backbones' MLP activations, as transformers defines them ("gelu" is the exact erf form),
+# without importing transformers: a training job then starts without its import time.
+ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu}
+
+
+def activation(name: str):
+    """The MLP's activation by its transformers name; names not above come from transformers' own table."""
+    if name in ACTIVATIONS:
+        return ACTIVATIONS[name]
+    from transformers.activations import ACT2FN
+
+    return ACT2FN[name]
+
+
 class FinalBlock(nn.Module):
     """Position 0 of the final layer (plus the backbone's final norm), from the layer's inputs."""
 
@@ -103,7 +117,7 @@ class FinalBlock(nn.Module):
         self.scale_attn = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
         self.scale_mlp = nn.Parameter(torch.ones(d)) if cfg.layer_scale else None
         self.final_norm = nn.LayerNorm(d, eps=cfg.final_eps) if cfg.final_norm else None
-        self.act = ACT2FN[cfg.hidden_act]
+        self.act = activation(cfg.hidden_act)
 
     @classmethod
     def from_backbone(cls, model: nn.Module) -> FinalBlock:

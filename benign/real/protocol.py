@@ -166,7 +166,9 @@ def run_cell(
     train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
     log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
-    identity = f"{name} {backbone_name} n={n} seed={seed} etas={[float(e) for e in etas]} {phase_two_cfg}"
+    identity = (
+        f"{name} {backbone_name} n={n} seed={seed} etas={[float(e) for e in etas]} {phase_two_cfg} records={record_at}"
+    )
     results = finetune_runs(
         block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates",
         checkpoint=Path(checkpoint) if checkpoint is not None else None, checkpoint_every=checkpoint_every,

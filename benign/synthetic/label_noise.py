@@ -8,15 +8,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
-
-def n_flips(n: int, eta: float) -> int:
-    """Labels the synthetic protocol flips: 2 * floor(ceil(eta n) / 2) (docs/data.md#label-noise)."""
-    return 2 * (math.ceil(eta * n - 1e-9) // 2)
+from benign.synthetic.spec import n_flips  # torch-free: the config layer reads it too
 
 
 def flip_balanced(y: torch.Tensor, eta: float, generator: torch.Generator) -> torch.Tensor:

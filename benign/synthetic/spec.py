@@ -131,3 +131,8 @@ NUMERIC = tuple(c for c in COLUMNS if c in INTEGERS + REALS and c != "seed")  # 
 def batch_key(run: dict) -> tuple:
     """What the runs of one batch share, from a run's dict (plain types: the planner's runs)."""
     return tuple(run.get(k) for k in BATCH_KEYS)
+
+
+def n_flips(n: int, eta: float) -> int:
+    """Labels the synthetic protocol flips: 2 * floor(ceil(eta n) / 2) (docs/data.md#label-noise)."""
+    return 2 * (math.ceil(eta * n - 1e-9) // 2)

@@ -93,7 +93,8 @@ def real_dynamics(
         "over seeds) where it falls. Lost: peak less final. The noisy rows are memorised from the first recorded epoch "
         "from which every flipped label stays predicted; a run that has not memorised them by the last epoch is censored, "
         "counted in the cell, never dropped. Lost before / after memorising: the mean fall from the peak to that epoch "
-        "and from it to the end, over the runs that memorise (points).",
+        "and from it to the end, over the runs that memorise (points); a run that memorises before its peak counts its "
+        "whole fall as after.",
     ]
     write(table, display, header, stem)
     return table
@@ -108,6 +109,8 @@ def epoch_range(lo: float, hi: float) -> str:
 
 def fit_cell(row) -> str:
     """The memorising epochs of a table row: their range, how many seeds are censored."""
+    if not np.isfinite(row.noisy_rows):  # no run of the cell ended ok
+        return MISSING
     if not row.noisy_rows:
         return "no noisy rows"
     fitted, censored = int(row.fitted), int(row.censored)

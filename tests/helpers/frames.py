@@ -130,25 +130,33 @@ def heatmap_runs() -> pd.DataFrame:
 
 
 def real_dynamics_case() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(real runs, real curves) of one cell (mnist, n 200, eta 0.2) and its eta-0 twin, two seeds
-    each, worked by hand: seed 1 peaks at epoch 3 (0.8), memorises its noisy rows at epoch 10 (0.7)
-    and ends at 0.6; seed 2 peaks at epoch 1 (0.9) and has not memorised them by epoch 30 (censored)."""
+    """(real runs, real curves) of mnist at n 200, worked by hand, the runs' columns read from the
+    curves by ``benign.real.records.summarise``. At eta 0.2: seed 1 peaks at epoch 3 (0.8),
+    memorises its noisy rows at epoch 10 (0.7) and ends at 0.6; seed 2 peaks at epoch 1 (0.9) and
+    has not memorised them by epoch 30 (censored). At eta 0.1: seed 1 memorises at epoch 1, before
+    its peak at epoch 3 (0.85), and ends at 0.75; seed 2 failed. Two eta-0 runs; an eta-0.05 cell
+    whose only run failed."""
+    from benign.real.records import Record, summarise
+
     epochs = [0, 1, 3, 10, 30]
     test_acc = {(0.2, 1): [0.3, 0.5, 0.8, 0.7, 0.6], (0.2, 2): [0.3, 0.9, 0.8, 0.8, 0.7],
-                (0.0, 1): [0.3, 0.6, 0.9, 0.9, 0.9], (0.0, 2): [0.3, 0.7, 0.8, 0.9, 0.9]}  # fmt: skip
-    noisy_acc = {(0.2, 1): [0.0, 0.2, 0.5, 1.0, 1.0], (0.2, 2): [0.0, 0.1, 0.2, 0.5, 0.9]}
+                (0.1, 1): [0.3, 0.6, 0.85, 0.8, 0.75], (0.1, 2): [0.3, 0.3, 0.3, 0.3, 0.3],
+                (0.0, 1): [0.3, 0.6, 0.9, 0.9, 0.9], (0.0, 2): [0.3, 0.7, 0.8, 0.9, 0.9],
+                (0.05, 1): [0.3, 0.3, 0.3, 0.3, 0.3]}  # fmt: skip
+    noisy_acc = {(0.2, 1): [0.0, 0.2, 0.5, 1.0, 1.0], (0.2, 2): [0.0, 0.1, 0.2, 0.5, 0.9],
+                 (0.1, 1): [0.0, 1.0, 1.0, 1.0, 1.0], (0.1, 2): [0.0] * 5, (0.05, 1): [0.0] * 5}  # fmt: skip
+    failed = {(0.1, 2), (0.05, 1)}
     runs, curves = [], []
     for (eta, seed), acc in test_acc.items():
         run_id = f"mnist_eta{eta}_seed{seed}"
-        fitted = {(0.2, 1): 10.0}.get((eta, seed), float("nan"))
-        peak = int(np.argmax(acc))
-        runs.append(dict(run_id=run_id, eta=eta, seed=seed, n_noisy=40 if eta else 0, test_acc=acc[-1],
-                         reinit_test_acc=acc[0], peak_test_acc=acc[peak], peak_epoch=epochs[peak],
-                         acc_lost=acc[peak] - acc[-1], noisy_fitted_epoch=fitted,
-                         noisy_censored=(eta, seed) == (0.2, 2), finetune_epochs=30))  # fmt: skip
-        for k, e in enumerate(epochs):
-            curves.append(dict(run_id=run_id, dataset="mnist", n=200, eta=eta, seed=seed, epoch=e, test_loss=1 - acc[k],
-                               test_acc=acc[k], train_acc_clean=min(1.0, 0.5 + e / 20),
-                               train_acc_noisy=noisy_acc[(eta, seed)][k] if eta else float("nan")))  # fmt: skip
+        noisy = noisy_acc.get((eta, seed), [float("nan")] * 5)
+        records = [Record(e, 1 - a, a, min(1.0, 0.5 + e / 20), f) for e, a, f in zip(epochs, acc, noisy)]
+        n_noisy = 0 if eta == 0 else 40
+        runs.append(dict(run_id=run_id, eta=eta, seed=seed, n_noisy=n_noisy, test_acc=acc[-1], reinit_test_acc=acc[0],
+                         finetune_epochs=30, status="failed" if (eta, seed) in failed else "ok",
+                         **summarise(records, n_noisy)))  # fmt: skip
+        curves += [dict(run_id=run_id, dataset="mnist", n=200, eta=eta, seed=seed, epoch=r.epoch, test_loss=r.test_loss,
+                        test_acc=r.test_acc, train_acc_clean=r.train_acc_clean, train_acc_noisy=r.train_acc_noisy)
+                   for r in records]  # fmt: skip
     real = [{**REAL_RUN_DEFAULTS, "run_id": r["run_id"], **r} for r in runs]
     return conform(real, schema.REAL_RUNS), conform(curves, schema.REAL_CURVES)

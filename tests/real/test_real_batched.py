@@ -129,6 +129,23 @@ def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_
             b.test_acc,
         )
 
+    # a checkpoint of another layout (here: one written before runs recorded their test metrics)
+    # is refused as a whole: the run starts again from a fresh state and ends as an uninterrupted one
+    stopping.STOP.signal = signal.SIGTERM
+    try:
+        with pytest.raises(SystemExit):
+            call(checkpoint=path, checkpoint_every=0)
+    finally:
+        stopping.STOP.signal = None
+    state = torch.load(path, weights_only=True)
+    del state["records"]
+    torch.save(state, path)
+    with caplog.at_level(logging.WARNING, logger="benign.real"):
+        older = call(checkpoint=path, checkpoint_every=2)
+    assert f"refusing checkpoint {path} ('records')" in caplog.text
+    for a, b in zip(whole, older):
+        assert a.history == b.history and str(a.records) == str(b.records) and a.test_loss == b.test_loss
+
     path.write_bytes(pickle.dumps(Exploit()))
     with caplog.at_level(logging.WARNING, logger="benign.real"):
         again = call(checkpoint=path, checkpoint_every=2)

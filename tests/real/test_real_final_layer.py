@@ -124,3 +124,14 @@ def test_unsupported_family_is_refused():
     model.config.model_type = "swin"
     with pytest.raises(ValueError, match="written for"):
         FinalBlock.from_backbone(model)
+
+
+def test_the_activation_table_is_transformers_own():
+    from transformers.activations import ACT2FN
+
+    from benign.real.final_layer import ACTIVATIONS, activation
+
+    x = torch.randn(1000, dtype=torch.float64) * 3
+    for name, fn in ACTIVATIONS.items():
+        assert torch.equal(fn(x), ACT2FN[name](x)), name
+    assert torch.equal(activation("silu")(x), ACT2FN["silu"](x))  # a name not in the table comes from transformers

@@ -49,13 +49,15 @@ def test_uniform_attention_equals_the_backbone_with_a_zero_query_and_key(kind):
     assert len({tuple(row) for row in logits.tolist()}) == 3  # the samples differ: not a constant
 
 
-@pytest.mark.parametrize("kind", ["vit", "dinov2"])
+@pytest.mark.parametrize("kind", FAMILIES)
 def test_attention_share_is_the_attention_modules_share_of_position_0(kind):
-    """Pre-norm layers add the attention module's output (times layer scale) to the residual stream."""
+    """Pre-norm layers (ViT, DINOv2) add the attention module's output (times layer scale) to the
+    residual stream; BERT adds its attention output's dense projection, then normalises the sum."""
     model, inputs, hidden, mask, _ = setting(kind)
     layer = last_encoder_layer(model)
     seen = {}
-    hook = layer.attention.register_forward_hook(lambda module, args, out: seen.update(out=out[0]))
+    module = layer.attention.output.dense if kind == "bert" else layer.attention
+    hook = module.register_forward_hook(lambda module, args, out: seen.update(out=out[0] if kind != "bert" else out))
     with torch.no_grad():
         model(**inputs)
     hook.remove()
