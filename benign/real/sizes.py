@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 BACKBONE_BATCH = 64  # rows per backbone forward pass (rule features_real)
-TEST_CHUNK_ROWS = 2048  # test rows in memory at once when phase 2 evaluates (a multiple of its batch of 256)
+TEST_CHUNK_ROWS = 1024  # test rows in memory at once when phase 2 evaluates (a multiple of its batch of 256)
 
 
 def part_ranges(rows: int, parts: int, batch: int = BACKBONE_BATCH) -> list[tuple[int, int]]:
