@@ -51,14 +51,15 @@ def real_dynamics(
     ok = runs[runs["status"] == "ok"].groupby(KEYS, sort=False)
     table = table.merge(
         ok.agg(
-            label=("dataset_label", "first"), peak_epoch_min=("peak_epoch", "min"), peak_epoch_max=("peak_epoch", "max"),
+            peak_epoch_min=("peak_epoch", "min"), peak_epoch_max=("peak_epoch", "max"),
             fit_epoch_min=("noisy_fitted_epoch", "min"), fit_epoch_max=("noisy_fitted_epoch", "max"),
             fitted=("noisy_fitted_epoch", "count"), censored=("noisy_censored", "sum"), noisy_rows=("n_noisy", "mean"),
             epochs=("finetune_epochs", "max"),
             fall_before_fit_mean=("fall_before_fit", "mean"), fall_after_fit_mean=("fall_after_fit", "mean"),
         ).reset_index(), on=KEYS, how="left",
     )  # fmt: skip
-    table = table.sort_values(KEYS, kind="stable").reset_index(drop=True)
+    labels = runs.groupby("dataset")["dataset_label"].first()  # from every run: a cell may have none ok
+    table = table.assign(label=table["dataset"].map(labels)).sort_values(KEYS, kind="stable").reset_index(drop=True)
 
     def acc(col: str) -> pd.Series:
         return pd.Series([pm(100 * m, 100 * s, 1) for m, s in zip(table[f"{col}_mean"], table[f"{col}_std"])])
