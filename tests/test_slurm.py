@@ -54,8 +54,8 @@ GROUPED = ("--groups", "train_synthetic=synthetic_runs", "train_real=real_runs",
 NO_RETRY = ("--retries", "0")
 # A training job with more work than its time limit: the smoke config's delayed-generalization
 # job (two seeds, one batch each) at 350000 steps, about 70 s of one core on an idle machine
-# and twice that beside the other runs of this module, asks for `runtime=2*attempt-1` minutes
-# (1, then 3, then 5: the shortest SLURM limit first, growing on each retry as the profile's
+# and twice that beside the other runs of this module, asks for `runtime=4*attempt-3` minutes
+# (1, then 5, then 9: the shortest SLURM limit first, growing on each retry as the profile's
 # estimates do). SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
 # resumes it. The uninterrupted reference runs locally, without checkpoints.
 # checkpoints. Targets go first: --configfile, --config and --set-resources take every value
@@ -63,9 +63,10 @@ NO_RETRY = ("--retries", "0")
 LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
 LONG = "synthetic: {{checkpoint_every: {}, token: {{delayed: {{steps: 350000}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
-# 1, 3, 5 minutes: the first attempt must run out of time, a retry must have room to finish
-# from its checkpoint on a loaded 2-core machine (the smoke run trains beside it).
-TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=2*attempt-1")
+# 1, 5, 9 minutes: the first attempt must run out of time, a retry must have room to finish
+# from its checkpoint on a loaded 2-core machine (the smoke run trains beside it); with 3
+# minutes a resumed retry once reached its limit while storing its output.
+TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=4*attempt-3")
 LONG_KILL_AFTER = 900
 SMOKE_KILL_AFTER = 600  # seconds before `timeout -s KILL` ends a hung smoke run
 TOY_KILL_AFTER = 300
@@ -318,7 +319,7 @@ def test_a_job_killed_at_its_time_limit_resumes_on_retry_and_loses_nothing(runs,
     ids = run.job_ids()
     states = slurm_jobs(ids)
     assert len(ids) >= 2 and states[ids[0]][0] == "TIMEOUT" and states[ids[-1]][0] == "COMPLETED", (states, run.tail())
-    assert "runtime=1" in run.output and "runtime=3" in run.output
+    assert "runtime=1" in run.output and "runtime=5" in run.output
     repo = runs["time_limit"].cwd
     first = next((repo / ".snakemake/slurm_logs").rglob(f"{ids[0]}.log")).read_text()
     assert "DUE TO TIME LIMIT" in first, first[-3000:]
