@@ -37,6 +37,13 @@ SHAPES = {  # backbone -> (final layer, tokens at position 0's attention)
 }
 
 
+def queries(group: Group) -> torch.Tensor:
+    """Every run's query at position 0, (B, E*d): the same in all three forms."""
+    E, d = group.key_weight.shape[0], group.tokens.shape[-1]
+    q = group.tokens[:, 0] @ group.query_weight.reshape(E * d, d).T
+    return q + group.query_bias.reshape(E * d) if group.query_bias is not None else q
+
+
 class MixThenProject(FinalBlock):
     """Attention mixes the normalised tokens; each run then projects the mixture by W_v."""
 
@@ -44,9 +51,7 @@ class MixThenProject(FinalBlock):
         tokens, mask = group.tokens, group.mask
         B, T, d = tokens.shape
         E, H, dh = group.key_weight.shape[0], self.cfg.num_heads, self.head_dim
-        q = tokens[:, 0] @ group.query_weight.reshape(E * d, d).T
-        if group.query_bias is not None:
-            q = q + group.query_bias.reshape(E * d)
+        q = queries(group)
         u = torch.bmm(q.view(B, E * H, dh).transpose(0, 1), group.key_weight.view(E * H, dh, d))
         scores = torch.bmm(u.transpose(0, 1), tokens.transpose(1, 2)) * dh**-0.5
         if mask is not None:
@@ -66,9 +71,7 @@ class Plain(FinalBlock):
         tokens, mask = group.tokens, group.mask
         B, T, d = tokens.shape
         E, H, dh = group.key_weight.shape[0], self.cfg.num_heads, self.head_dim
-        q = tokens[:, 0] @ group.query_weight.reshape(E * d, d).T
-        if group.query_bias is not None:
-            q = q + group.query_bias.reshape(E * d)
+        q = queries(group)
         keys = (tokens @ group.key_weight.reshape(E * d, d).T).view(B, T, E * H, dh).transpose(1, 2)  # (B, EH, T, dh)
         values = self.value(tokens).view(B, T, H, dh).transpose(1, 2)  # (B, H, T, dh), recomputed by each run
         scores = (q.view(B, E * H, 1, dh) @ keys.transpose(2, 3)).squeeze(2) * dh**-0.5
