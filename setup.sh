@@ -7,7 +7,9 @@ if [[ "${1:-}" == "--system" ]]; then
     bash ci/setup-system.sh
 fi
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-assets.txt
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+# --no-compile: Python compiles a module when it is first imported; compiling every file of
+# every package up front (torch's thousands) is most of an install's time.
+pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-compile)
+"${pip[@]}" -r requirements.txt
+"${pip[@]}" --no-deps -r requirements-assets.txt -r requirements-nodeps.txt
+"${pip[@]}" --no-deps --no-build-isolation -e .

@@ -17,6 +17,13 @@ ORDER = [
 ]  # fmt: skip
 
 
+def _cpu(machine: dict) -> str:
+    """The CPU's name and, where recorded, its widest vector instructions: one model name covers
+    CPUs with and without AVX-512, whose times differ."""
+    isa = machine.get("vector_isa")
+    return f"{machine.get('processor', '')}, {isa}" if isa else machine.get("processor", "")
+
+
 def _s(x: float | None) -> str:
     if x is None:
         return "-"
@@ -144,7 +151,7 @@ def table(folder: Path) -> str:
         if "cuda_max_memory_allocated_mb" in r["peak_memory"]:
             mem += f" (GPU {r['peak_memory']['cuda_max_memory_allocated_mb']:,.0f})"
         rows.append(
-            f"| {name}{{cpu:{m.get('processor', '')}}} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |"
+            f"| {name}{{cpu:{_cpu(m)}}} | {ours} | {refs} | {ratio} | {tgt} | {agree} | {mem} | {m['torch_threads']} |"
         )
     if not rows:
         return ""
@@ -155,12 +162,12 @@ def table(folder: Path) -> str:
     if any_r is None:
         return "\n".join(rows)
     # Rows measured on other CPUs than the first say so (the machine changes between runs).
-    processors = [m.get("processor", "") for m in machines if m]
+    processors = [_cpu(m) for m in machines if m]
     rows = [
         re.sub(r"\{cpu:([^}]*)\}", lambda g: "" if g.group(1) == processors[0] else f" ({g.group(1)})", row)
         for row in rows
     ]
-    where = any_r.get("cuda_device") or f"{any_r['processor']}, {any_r['cpu_count']} CPUs"
+    where = any_r.get("cuda_device") or f"{_cpu(any_r)}, {any_r['cpu_count']} CPUs"
     head = (
         f"Machine: {where}; torch {any_r['torch_version']}; device {any_r['device']}.\n\n"
         "| benchmark | ours | reference | ratio | target | agreement | peak RSS MB | threads |\n"
