@@ -3,9 +3,7 @@
 Only the measured columns (``schema.MEASURED``: wall time, peak memory) may differ. The first
 run is the session's smoke run (shared with the workflow tests); the second builds every
 table, from nothing (data sets fetched again, features computed again), in a copy of the
-first's tree, so both run the same code even while the working tree is being edited. Where a
-SLURM cluster answers, tests/test_slurm.py's run through it is that second build, compared
-exactly there, and this module builds none.
+first's tree, so both run the same code even while the working tree is being edited.
 """
 
 from __future__ import annotations
@@ -15,24 +13,13 @@ import pytest
 
 from benign.core.schema import MEASURED
 from tests.helpers.smoke_run import local_smoke_run
-from tests.helpers.workflow_utils import (
-    REAL_TABLES,
-    TABLES,
-    build_tables,
-    copy_repo,
-    files_under,
-    read_tables,
-    slurm_unavailable,
-)
+from tests.helpers.workflow_utils import REAL_TABLES, TABLES, build_tables, copy_repo, files_under, read_tables
 
 ALL = TABLES + REAL_TABLES
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    if slurm_unavailable() is None:
-        pytest.skip("a SLURM cluster answers: tests/test_slurm.py builds the second clean run through it and compares "
-                    "its tables and job files with the local run's exactly")  # fmt: skip
     first = local_smoke_run(tmp_path_factory)[0]
     second = copy_repo(tmp_path_factory.mktemp("second") / "repo", source=first)
     build_tables(second, "config/smoke.yaml", tables=ALL)

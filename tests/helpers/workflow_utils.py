@@ -100,18 +100,3 @@ def processes_in(folder: Path) -> list[int]:
         if cwd == folder or folder in cwd.parents:
             pids.append(int(proc.name))
     return pids
-
-
-def slurm_unavailable() -> str | None:
-    """Why the tests cannot submit jobs here, or None when a cluster answers."""
-    if shutil.which("sbatch") is None:
-        return "sbatch not found: install SLURM with `bash ci/setup-system.sh`, start it with `bash ci/slurm-up.sh`"
-    try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=20)
-    except subprocess.TimeoutExpired:
-        return "sinfo did not answer within 20 s: start SLURM with `bash ci/slurm-up.sh`"
-    states = out.stdout.split()
-    if out.returncode != 0 or not set(states) & {"idle", "mixed", "allocated", "completing"}:
-        detail = (out.stderr.strip().splitlines() or states or ["no nodes"])[-1]
-        return f"no SLURM node is up ({detail}): start SLURM with `bash ci/slurm-up.sh`"
-    return None
