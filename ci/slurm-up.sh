@@ -9,7 +9,7 @@
 # The node looks like a small compute node whatever the machine has, so the requests in
 # profiles/slurm are all valid here.
 # There is no accounting database, so `sacct` does not work: clients must poll with squeue
-# (slurm-status-command: squeue). Finished jobs stay visible to squeue for MinJobAge=600 s.
+# (slurm-status-command: squeue). Finished jobs stay visible to squeue for MinJobAge=7200 s: a run of the test suite can ask about a job long after it ended.
 # Idempotent: a second call only (re)starts the daemons that are not running.
 # Stop everything with ci/slurm-down.sh.
 set -euo pipefail
@@ -77,7 +77,7 @@ SlurmdParameters=config_overrides
 # a job past its time limit gets SIGTERM, then SIGKILL 5 s later (default 30 s)
 KillWait=5
 # squeue status polling needs MinJobAge >= 3 x slurm-init-seconds-before-status-checks
-MinJobAge=600
+MinJobAge=7200
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$NODE_CPUS RealMemory=$NODE_MEM_MB $gres_node State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
