@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, read_parquet, write_parquet
-from benign.real.datasets import fetch_dataset
-from benign.real.features import compute_features, load_features
+from benign.real.backbones import load_backbone
+from benign.real.datasets import fetch_dataset, load_dataset
+from benign.real.features import compute_features, load_features, trim_padding
 from benign.real.heads import load_heads, pretrain_heads, save_heads
 from benign.real.loop import TrainConfig
 from benign.real.protocol import finetune_pool, pretrain, run_cell, split_indices
@@ -70,6 +71,37 @@ def test_cache_holds_what_training_needs(features):
     assert cache.meta["backbone_spec"]["name"] == "tinybert" and cache.pooler_state is not None
     with pytest.raises(ValueError, match="finetune_pool"):
         cache.train_hidden(torch.tensor([int(r) for r in range(12) if r not in cache.train_rows.tolist()][:1]))
+
+
+def test_text_cache_equals_the_backbone_on_the_padded_texts(features, tiny_backbones):
+    """The cache runs each batch cut after its last real token; the reference runs the whole
+    max_length: same states at the real tokens, the same mask, zeros past the cut."""
+    cache = load_features(features["text"][1])
+    backbone = load_backbone(tiny_backbones["text"])
+    inputs = backbone.inputs(load_dataset(features["text"][1].parent / "text").x_test)
+    longest = int(inputs["attention_mask"].sum(1).max())
+    assert longest < inputs["attention_mask"].shape[1]  # the cut is exercised
+    with torch.no_grad():
+        out = backbone.model(**inputs, output_hidden_states=True)
+    hidden, mask = cache.test_hidden()
+    real = inputs["attention_mask"].bool()
+    assert torch.equal(mask, real)
+    torch.testing.assert_close(hidden[real], out.hidden_states[-2][real], rtol=1e-5, atol=1e-5)
+    assert torch.count_nonzero(hidden[:, longest:]) == 0
+    torch.testing.assert_close(cache.test_pooled, out.last_hidden_state[:, 0], rtol=1e-5, atol=1e-5)
+
+
+def test_trim_padding_cuts_right_padded_texts_only():
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]])
+    ids = torch.arange(10).view(2, 5)
+    full, cut = trim_padding({"input_ids": ids, "attention_mask": mask})
+    assert full == 5 and torch.equal(cut["input_ids"], ids[:, :3]) and torch.equal(cut["attention_mask"], mask[:, :3])
+    empty = torch.tensor([[1, 1, 0], [0, 0, 0]])  # a text with no token attends to every pad: nothing is cut
+    assert trim_padding({"input_ids": ids[:, :3], "attention_mask": empty})[1]["attention_mask"].shape == (2, 3)
+    pixels = {"pixel_values": torch.zeros(1, 3, 4, 4)}
+    assert trim_padding(pixels) == (None, pixels)
+    with pytest.raises(ValueError, match="padded on the right"):
+        trim_padding({"input_ids": ids, "attention_mask": mask.flip(1)})
 
 
 @pytest.mark.parametrize("modality", ["image", "text"])
