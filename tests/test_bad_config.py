@@ -384,11 +384,10 @@ WARN = [
 ]
 
 # Snakemake itself, dry and real (--cores 1), for a few representative cases: the schema, a
-# non-finite value, a missing key, a real-data size checked by the library, a warning. Every
-# other case reaches the same loader in process, above.
+# missing key, a real-data size checked by the library, a warning. Every other case (a
+# non-finite value among them) reaches the same loader in process, above.
 END_TO_END = {
     "eta-one",
-    "lr-nan",
     "missing-mlp-dim",
     "real-pretrain-plus-n-larger-than-split",
     "eta-flips-no-label",
