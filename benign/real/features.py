@@ -60,8 +60,8 @@ def trim_padding(inputs: dict[str, torch.Tensor]) -> tuple[int | None, dict[str,
         return mask.shape[1], inputs
     if not bool((mask.cummin(dim=1).values == mask).all()):
         raise ValueError("text inputs must be padded on the right (every real token before the first pad)")
-    length = max(int(mask.sum(1).max()), 1)
-    return mask.shape[1], {k: v[:, :length] if v.ndim == 2 and v.shape == mask.shape else v for k, v in inputs.items()}
+    length = int(mask.sum(1).max())
+    return mask.shape[1], {k: v[:, :length] if v.shape == mask.shape else v for k, v in inputs.items()}
 
 
 @torch.no_grad()
