@@ -81,7 +81,7 @@ ARTIFACTS = {
         Artifact("softmax_dynamics", "figure", "Figures 3, 6", "softmax dynamics", "Synthetic",
                  stems=("{prefix}softmax_dynamics",),
                  models={"token": "Figure 3", "encoder": "Figure 6", "token_p_w0": "", "token_p_identity": ""}),
-        Artifact("loss_heatmap", "figure", "Figures 5, 7", "loss/accuracy heatmaps over (d, ||mu||), 39 x 39",
+        Artifact("loss_heatmap", "figure", "Figures 5, 7", "loss/accuracy heatmaps over (d, ||mu||), the config's grid",
                  "Synthetic", when="heatmap", stems=("{prefix}loss_heatmap",),
                  models={"token": "Figure 5", "encoder": "Figure 7"}),
         Artifact("delayed_generalization", "figure", "Section 4", "delayed generalization of the benign setting",
