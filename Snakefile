@@ -15,6 +15,11 @@ include: "workflow/rules/max_margin.smk"
 include: "workflow/rules/render.smk"
 
 
+onsuccess:
+    # Every job of this run has its outputs: the training state they came from is no longer needed.
+    job_state.release()
+
+
 rule all:
     default_target: True
     input:

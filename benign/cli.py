@@ -2,6 +2,7 @@
 model which regime a setting falls in.
 
 python -m benign synthetic --model token --d 2000 --signal-norm 20 --json
+python -m benign synthetic --engine gram --d 10000000 --signal-norm 200 --steps 10000 --json
 python -m benign regime --d 1800 --n 12 --signal-norm 20 [--steps 10000]
 """
 
@@ -31,8 +32,10 @@ def _parser() -> argparse.ArgumentParser:
             own = [m.name for m in registry.MODELS.values() if f.name in m.run_keys]
             default = registry.MODELS[own[0]].run_keys[f.name]["default"] if own else getattr(defaults, f.name)
             help = f.metadata["help"] + (f" ({', '.join(own)} only)" if own else "")
-            syn.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=int if f.name in spec.INTEGERS else float,
-                             default=default, help=help)  # fmt: skip
+            kind = dict(type=int) if f.name in spec.INTEGERS else dict(type=float) if f.name in spec.REALS else {}
+            if "enum" in f.metadata["schema"]:
+                kind = dict(choices=f.metadata["schema"]["enum"])
+            syn.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=default, help=help, **kind)
     syn.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
     syn.add_argument("--json", action="store_true", help="print one JSON object")
     reg = sub.add_parser("regime", help="P(regime) at a setting, from the fitted regime model of a reproduction")
@@ -94,6 +97,27 @@ def _artifacts(args) -> int:
     return 0
 
 
+def check_memory(run: dict, device: str | None) -> None:
+    """Refuse a run whose estimated peak memory (benign.config.resources) exceeds this machine's."""
+    import os
+
+    from benign.config import resources
+
+    kind = "cuda" if (device or "").startswith("cuda") else "cpu"
+    need = resources.synthetic_job_need([run], kind).mem_mb
+    have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    if need > have:
+        gram = (
+            " (or --engine gram, whose cost does not depend on d)"
+            if "gram" in registry.MODELS[run["model"]].engines
+            else ""
+        )
+        raise ConfigError(
+            f"option.d = {run['d']}: the {spec.resolve_engine(run)} engine would need about {need} MB, more than this "
+            f"machine's {have} MB; choose a smaller d{gram}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "regime":
@@ -106,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             run[key] = None
     try:
         check_run(run, "option")
+        check_memory(run, args.device)
     except ConfigError as err:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2

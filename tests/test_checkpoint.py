@@ -61,10 +61,35 @@ def test_killed_job_resumes_to_the_same_result(tmp_path):
     step = torch.load(saved[0], weights_only=True)["step"]  # tensors and plain values only
     assert 0 < step < 1500
     resumed = _strip(train_runs(SPECS, device="cpu", checkpoint_dir=folder, checkpoint_every=50))
-    assert not folder.exists()  # removed once every batch is done
+    assert len(list(folder.glob("done-*"))) == 2 and not list(folder.glob("running-*"))  # kept until released
     fresh = _strip(train_runs(SPECS, device="cpu"))
     for a, b in zip(resumed, fresh):
         assert a.equals(b)
+
+
+def no_training(*args, **kwargs):
+    raise AssertionError("a batch trained again: its finished state was not used")
+
+
+def test_a_job_killed_between_its_last_step_and_its_outputs_writes_them_without_training(tmp_path, monkeypatch):
+    """The job finished every batch, then died before writing its outputs (or SLURM ruled it
+    out of time while it wrote them): its retry reads the kept frames and trains nothing."""
+    folder = tmp_path / "ckpt"
+    first = _strip(train_runs(SPECS, device="cpu", checkpoint_dir=folder))
+    monkeypatch.setattr("benign.synthetic.trainer.train_batch", no_training)
+    retried = _strip(train_runs(SPECS, device="cpu", checkpoint_dir=folder))
+    for a, b in zip(retried, first):
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def test_state_of_other_runs_or_code_is_removed_never_read(tmp_path, monkeypatch):
+    folder = tmp_path / "ckpt"
+    train_runs(SPECS[:1], device="cpu", checkpoint_dir=folder, code_version="old")
+    (old,) = folder.glob("done-*")
+    calls = []
+    monkeypatch.setattr("benign.synthetic.trainer.train_batch", lambda *a, **k: calls.append(1) or train_batch(*a, **k))
+    train_runs(SPECS[:1], device="cpu", checkpoint_dir=folder, code_version="new")
+    assert calls == [1] and not old.exists() and len(list(folder.glob("done-*"))) == 1
 
 
 class Exploit:

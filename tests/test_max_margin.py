@@ -172,7 +172,7 @@ def _toy_batch(lr):
         noise=tokens, noise_test=tokens.clone(), y_true=torch.ones(1, dtype=torch.float64),
         y_test=torch.ones(1, dtype=torch.float64), noisy=torch.zeros(1, 1, dtype=torch.bool),
         coef=torch.zeros(1, 1, 3, 2, dtype=torch.float64), coef_test=torch.zeros(1, 1, 3, 2, dtype=torch.float64),
-        signal_norms=torch.ones(1, dtype=torch.float64),
+        signal_norms=torch.ones(1, dtype=torch.float64), d=3,
     )  # fmt: skip
     name = "token_p_identity"
     return models.module(name).Batch(data, lrs=[lr], seed=0, **registry.model(name).options)

@@ -30,7 +30,7 @@ def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
     for seed in (1, 2):
         for m, fitted in ((2.0, 1.0), (4.0, 0.0)):
             rid = f"s{seed}m{m}"
-            rows.append({"run_id": rid, "model": "token", "n": 10, "T": 4, "d": 40, "rho": 0.1, "eta": 0.2,
+            rows.append({"run_id": rid, "model": "token", "engine": "explicit", "n": 10, "T": 4, "d": 40, "rho": 0.1, "eta": 0.2,
                          "sigma": 1.0, "n_test": 20, "lr": 0.05, "mlp_dim": pd.NA, "seed": seed, "signal_norm": m,
                          "steps": 100, "status": "ok"})  # fmt: skip
             for step in (0, 100):

@@ -34,7 +34,8 @@ def test_the_schema_takes_its_run_keys_from_the_spec():
     assert list(defaults["properties"]) == list(defaults["required"]) == list(spec.DEFAULT_KEYS)
     assert list(full["$defs"]["sweep"]["properties"]["axes"]["properties"]) == list(spec.SWEEP_AXES)
     fixed = full["$defs"]["sweep"]["properties"]["fixed"]["properties"]
-    assert set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS)) - {"steps"}
+    own = {f.name for f in spec.FIELDS if f.metadata["fixed"]}
+    assert own == {"engine"} and set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {"steps"}
 
 
 def test_the_cli_has_a_flag_for_every_parameter_that_changes_the_numbers():
@@ -56,6 +57,10 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
         changed = {"model": "token", "mlp_dim": None}.get(name, value * 2 if not isinstance(value, str) else value)
         if name == "model":
             moved = dataclasses.replace(run, model="token", mlp_dim=None)
+        elif name == "engine":  # the encoder has one engine: compare the token model's two
+            token = dataclasses.replace(run, model="token", mlp_dim=None)
+            assert dataclasses.replace(token, engine="gram").batch_key() != token.batch_key()
+            continue
         elif name == "mlp_dim":
             moved = dataclasses.replace(run, mlp_dim=32)
         else:
@@ -70,6 +75,7 @@ def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
             continue
         value = getattr(run, f.name)
         other = not value if isinstance(value, bool) else value + "x" if isinstance(value, str) else value + 2
+        other = "gram" if f.name == "engine" else other
         changed = dataclasses.replace(run, **{f.name: other})
         assert (changed.run_id != run.run_id) == (f.name in spec.NUMBERS), f.name
     encoder = dataclasses.replace(run, model="encoder", mlp_dim=16)

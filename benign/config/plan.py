@@ -74,6 +74,8 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 run,
                 f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
             )
+            if "engine" in run:  # runs that never name one keep their params (and their jobs) as they were
+                run["engine"] = spec.resolve_engine(run)
     return resources.split_to_fit(jobs, resources.cluster_settings(cfg))
 
 

@@ -89,7 +89,11 @@ def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
     """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py)."""
     n, T, d, n_test, steps = run["n"], run["T"], run["d"], run["n_test"], run["steps"]
     N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
-    shared = d * d + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
+    w0 = d * d
+    if spec.resolve_engine(run) == "gram":  # the same program in 2(N + 2) coordinates, W0 (2m, m)
+        d = spec.gram_min_d(n, T)
+        w0 = d * d // 2
+    shared = w0 + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
     per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients
     host = 8 * (N + Nt) * d if device != "cpu" else 0  # the float64 noise drawn on the host
     k = CPU_SECONDS["token"]

@@ -53,7 +53,13 @@ def _from_spec(out: dict) -> None:
     defaults["required"] = list(spec.DEFAULT_KEYS)
     sweep = out["$defs"]["sweep"]["properties"]
     sweep["axes"]["properties"] = {k: {"$ref": spec.FIELDS_BY_NAME[k].metadata["axis"]} for k in spec.SWEEP_AXES}
-    fixed = [k for k in spec.NUMBERS if k in spec.SWEEP_AXES or k in spec.DEFAULT_KEYS and k != "steps"]
+    fixed = [
+        f.name
+        for f in spec.FIELDS
+        if f.name in spec.NUMBERS
+        and (f.metadata["fixed"] or f.name in spec.SWEEP_AXES or f.name in spec.DEFAULT_KEYS)
+        and f.name != "steps"
+    ]
     sweep["fixed"]["properties"] = {k: entry[k] for k in fixed}
 
 
@@ -235,6 +241,14 @@ def check_run(run: dict, where: str) -> None:
         bad("eta", "must be in [0, 1)")
     if run["model"] not in registry.MODELS:
         bad("model", f"unknown model; known: {', '.join(registry.MODELS)}")
+    engine = run.get("engine") or "explicit"
+    if engine not in spec.ENGINES:
+        bad("engine", f"must be one of {', '.join(spec.ENGINES)}")
+    engines = registry.MODELS[run["model"]].engines
+    if engine != "auto" and engine not in engines:
+        bad("engine", f"model {run['model']!r} has the engines {', '.join(engines)} only")
+    if engine == "gram" and run["d"] < spec.gram_min_d(run["n"], run["T"]):
+        bad("d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {spec.gram_min_d(run['n'], run['T'])}")
     for key in registry.MODELS[run["model"]].run_keys:  # their schemas: positive integers
         if not _is_int(run.get(key)) or run[key] < 1:
             bad(key, f"must be a positive integer for model {run['model']!r}")

@@ -29,22 +29,25 @@ class Model:
     options: dict = field(default_factory=dict)
     # f = sum_t softmax_t <x_t, nu> with the head nu fixed: the loss has a floor (benign.analysis.metrics)
     fixed_head: bool = False
+    # how its data and initialisation can be drawn (benign.synthetic.spec.ENGINES)
+    engines: tuple = ("explicit",)
 
 
 TOKEN_COST = "benign.config.resources:token_batch"
+GRAM = ("explicit", "gram")  # the token model's engines (benign.synthetic.gram)
 MODELS = {
     m.name: m
     for m in (
         Model("token", "benign.synthetic.models.token_selection", "token-selection model", "", TOKEN_COST,
-              options={"W": "trained"}, fixed_head=True),
+              options={"W": "trained"}, fixed_head=True, engines=GRAM),
         Model("encoder", "benign.synthetic.models.encoder", "one-layer transformer encoder", "encoder_",
               "benign.config.resources:encoder_batch",
               run_keys={"mlp_dim": {"type": "integer", "minimum": 1, "default": 2000,
                                     "description": "encoder MLP width (default: the paper's)"}}),
         Model("token_p_w0", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = W0 fixed",
-              "token_p_w0_", TOKEN_COST, options={"W": "init"}, fixed_head=True),
+              "token_p_w0_", TOKEN_COST, options={"W": "init"}, fixed_head=True, engines=GRAM),
         Model("token_p_identity", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = I fixed",
-              "token_p_identity_", TOKEN_COST, options={"W": "identity"}, fixed_head=True),
+              "token_p_identity_", TOKEN_COST, options={"W": "identity"}, fixed_head=True, engines=GRAM),
     )
 }  # fmt: skip
 

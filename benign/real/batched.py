@@ -188,9 +188,10 @@ def finetune_runs(
 
     With ``checkpoint``, the state at the end of an epoch (query/key, AdamW moments, the
     schedule, the shuffles' generators, the curves so far) is saved every ``checkpoint_every``
-    epochs and when a signal of ``benign.core.stopping.stop_on_signals`` arrives (then the job exits
-    75); a call that finds a checkpoint of the same ``identity`` resumes from it, with the
-    numbers an uninterrupted call gives."""
+    epochs, when a signal of ``benign.core.stopping.stop_on_signals`` arrives (then the job exits
+    75) and after the last epoch; a call that finds a checkpoint of the same ``identity``
+    resumes from it, with the numbers an uninterrupted call gives (after the last epoch: no
+    training at all)."""
     n = sets[0].hidden.shape[0]
     if any(s.hidden.shape[0] != n for s in sets):
         raise ValueError(
@@ -253,8 +254,10 @@ def finetune_runs(
                 _save(Path(checkpoint), identity, epoch, trained, optimiser, schedule, sets, histories, records)
             if STOP.signal is not None:
                 raise Stopped(STOP.signal, f"epoch {epoch}", checkpoint)
-    if checkpoint is not None:
-        Path(checkpoint).unlink(missing_ok=True)
+    if checkpoint is not None and first <= cfg.epochs:
+        # The finished state stays (benign.core.job_state): a retry of a job ruled failed after
+        # its last epoch resumes here and trains nothing.
+        _save(Path(checkpoint), identity, cfg.epochs, trained, optimiser, schedule, sets, histories, records)
     for p in trained:
         p.requires_grad_(False)
     loss, hits = _sums(program, inputs, program.labels, program.slices)

@@ -17,18 +17,26 @@ from dataclasses import dataclass, field
 
 from benign.core import registry
 
+ENGINES = ("explicit", "gram", "auto")
+ENGINE_HELP = (
+    "how the token model is drawn: explicit (d-dimensional, the paper's uniform W0), gram (Gram "
+    "matrices sampled exactly in law, Gaussian W0 of the same variance, cost free of d, needs "
+    "d >= 2(nT + 2)) or auto (gram where d allows)"
+)
 GRID, RATES = "#/$defs/grid", "#/$defs/rates"  # a sweep axis's values (workflow/schemas/config.schema.yaml)
 POSNUM, POSINT = {"$ref": "#/$defs/posnum"}, {"$ref": "#/$defs/posint"}
 EVEN = {"type": "integer", "minimum": 2, "multipleOf": 2}
 
 
 def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool = False, axis: str = GRID,
-          defaults: bool = False, numbers: bool = True, column: bool = True, model_key: bool = False):  # fmt: skip
+          defaults: bool = False, numbers: bool = True, column: bool = True, model_key: bool = False,
+          fixed: bool = False):  # fmt: skip
     """A field of the spec and what it is: ``help`` and ``schema`` (its JSON schema in the config),
 
     - ``batch``: runs that share every batch field share their data draw and train as one
       tensor program (benign.synthetic.trainer);
     - ``sweep``: a named sweep may take it as an axis, whose values ``axis`` checks;
+    - ``fixed``: a named sweep may set it among its fixed values (an axis or a default may too);
     - ``defaults``: ``synthetic.defaults`` sets it for every model;
     - ``numbers``: it changes the numbers (else the run id leaves it out);
     - ``column``: a column of the runs table (benign.core.schema.RUNS);
@@ -36,7 +44,7 @@ def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool 
       the others.
     """
     meta = dict(help=help, schema=schema, batch=batch, sweep=sweep, axis=axis, defaults=defaults, numbers=numbers,
-                column=column, model_key=model_key)  # fmt: skip
+                column=column, model_key=model_key, fixed=fixed)  # fmt: skip
     return field(default=default, metadata=meta)
 
 
@@ -67,6 +75,7 @@ class RunSpec(DataSpec):
     here only that they fit the model."""
 
     model: str = param("token", "a model of benign.core.registry", {"type": "string"}, batch=True)
+    engine: str = param("explicit", ENGINE_HELP, {"enum": list(ENGINES)}, batch=True, fixed=True)
     lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
     steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
     mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True,
@@ -81,6 +90,10 @@ class RunSpec(DataSpec):
                                    numbers=False, column=False)  # fmt: skip
 
     def __post_init__(self) -> None:
+        if self.engine == "auto":  # frozen: the resolved engine is what the run records
+            object.__setattr__(self, "engine", resolve_engine(dataclasses.asdict(self)))
+        if self.engine not in registry.model(self.model).engines:
+            raise ValueError(f"engine {self.engine!r} does not apply to model {self.model!r}")
         own = registry.model(self.model).run_keys
         for key in MODEL_KEYS:
             if key in own and getattr(self, key) is None:
@@ -94,13 +107,32 @@ class RunSpec(DataSpec):
 
     @property
     def run_id(self) -> str:
-        """A stable id from every parameter that changes the numbers."""
+        """A stable id from every parameter that changes the numbers (the paper's engine, explicit,
+        is left out, so that the ids of runs from before the engine existed stay the same)."""
         key = {k: v for k, v in dataclasses.asdict(self).items() if k in NUMBERS}
+        if key["engine"] == "explicit":
+            del key["engine"]
         digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
-        return f"{self.model}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
+        engine = "" if self.engine == "explicit" else f"-{self.engine}"
+        return f"{self.model}{engine}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
 
     def batch_key(self) -> tuple:
         return batch_key(dataclasses.asdict(self))
+
+
+def gram_min_d(n: int, T: int) -> int:
+    """The least d the Gram engine allows: 2(nT + 2) (benign.synthetic.gram)."""
+    return 2 * (n * T + 2)
+
+
+def resolve_engine(run: dict) -> str:
+    """A run's engine with ``auto`` decided: gram where its model has it and d allows, explicit
+    otherwise."""
+    engine = run.get("engine") or "explicit"
+    if engine != "auto":
+        return engine
+    has_gram = "gram" in registry.model(run["model"]).engines
+    return "gram" if has_gram and run["d"] >= gram_min_d(run["n"], run["T"]) else "explicit"
 
 
 def snr(signal_norm: float, sigma: float, d: int) -> float:

@@ -57,7 +57,7 @@ def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype | None
     return models.build(
         s0.model, n=s0.n, T=s0.T, d=s0.d, sigma=s0.sigma, n_test=s0.n_test, seed=s0.seed,
         signal_norms=[s.signal_norm for s in specs], rhos=[s.rho for s in specs], etas=[s.eta for s in specs],
-        lrs=[s.lr for s in specs], device=device, dtype=dtype, **s0.model_keys(),
+        lrs=[s.lr for s in specs], device=device, dtype=dtype, engine=s0.engine, **s0.model_keys(),
     )  # fmt: skip
 
 
@@ -322,14 +322,22 @@ def train_runs(
 
     With ``checkpoint_dir``, each finished batch's frames are kept there as Parquet (and each
     running batch checkpoints every ``checkpoint_every`` steps, tensors only), so a job killed
-    and started again loses no finished work. The folder is removed when every batch is done.
+    and started again loses no finished work. The folder stays when every batch is done: a job
+    can be ruled failed after its last step (benign.core.job_state), and its retry then writes
+    the outputs from the kept frames. State of other runs or code in the folder is removed.
     """
     out = []
     ordered = sorted(specs, key=lambda s: s.batch_key())
     folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    for key, group in groupby(ordered, key=lambda s: s.batch_key()):
-        group = list(group)
-        tag = hashlib.sha1(json.dumps([s.run_id for s in group] + [code_version]).encode()).hexdigest()[:12]
+    groups = [list(group) for _, group in groupby(ordered, key=lambda s: s.batch_key())]
+    tags = [hashlib.sha1(json.dumps([s.run_id for s in g] + [code_version]).encode()).hexdigest()[:12] for g in groups]
+    if folder is not None and folder.is_dir():
+        for stale in folder.glob("*-*"):
+            if stale.name.split("-", 1)[1].removesuffix(".pt") not in tags:
+                log.info("removing %s: state of other runs or code", stale)
+                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    for group, tag in zip(groups, tags):
+        key = group[0].batch_key()
         done = folder / f"done-{tag}" if folder else None
         if done is not None and done.is_dir():
             log.info("batch %s already done (kept from an interrupted job)", key)
@@ -341,8 +349,6 @@ def train_runs(
         if done is not None:
             save_frames(done, frames)
         out.append(frames)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
     runs, curves, attention = (pd.concat(frames, ignore_index=True) for frames in zip(*out))
     rss_mb, cuda_mb = peak_memory_mb(runs["device"].iloc[0] if len(runs) else "cpu")
     return runs.assign(peak_rss_mb=rss_mb, peak_cuda_mb=cuda_mb), curves, attention

@@ -19,6 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+from snakemake.utils import update_config
+
+from benign.config import plan
+from benign.synthetic.trainer import RunSpec, train_runs
 from tests.helpers.smoke_run import SMOKE
 from tests.helpers.workflow_utils import ROOT, copy_repo
 
@@ -44,20 +49,20 @@ SAMPLE = (
 # A toy's failure must end its run at once: the profile's retries are for training jobs.
 NO_RETRY = ("--retries", "0")
 # A training job with more work than its time limit: the smoke config's delayed-generalization
-# job (two seeds, one batch each) at 350000 steps, about 70 s of one core on an idle machine
-# and twice that beside the rest of the test suite, asks for `runtime=4*attempt-3` minutes
-# (1, then 5, then 9: the shortest SLURM limit first, growing on each retry as the profile's
-# estimates do). SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
+# job (two seeds, one batch each) with as many steps as take LONG_SECONDS on one core here,
+# measured on a short run of the same job before anything else starts (long_job_steps), so
+# that the first attempt runs out of time on any CPU. It asks for 1 minute (the shortest SLURM
+# limit; slurmctld enforces it up to a poll later, about 80 s in all), then ample room for the
+# retries: beside the test suite on a 2-core AVX2-only EPYC a job runs several times slower than
+# alone. SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
 # resumes it. The uninterrupted reference runs locally, without checkpoints. Targets go
 # first: --configfile, --config and --set-resources take every value that follows them.
 LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
-LONG = "synthetic: {{checkpoint_every: {}, token: {{delayed: {{steps: 350000}}}}}}\n"
+LONG = "synthetic: {{checkpoint_every: {every}, token: {{delayed: {{steps: {steps}}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
-# 1, 5, 9 minutes: the first attempt must run out of time, a retry must have room to finish
-# from its checkpoint on a loaded 2-core machine (the test suite runs beside it); with 3
-# minutes a resumed retry once reached its limit while storing its output.
-TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=4*attempt-3")
-LONG_KILL_AFTER = 900
+LONG_SECONDS = 150
+TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=1 if attempt == 1 else 25")
+LONG_KILL_AFTER = 1800
 SMOKE_KILL_AFTER = 1500  # seconds before `timeout -s KILL` ends a hung sample run (it trains beside the test suite)
 TOY_KILL_AFTER = 300
 SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+)")
@@ -83,6 +88,22 @@ rule overrun:
     shell:
         "echo sleeping past the time limit > {log}; sleep 600; touch {output}"
 """
+
+
+CHECKPOINT_EVERY = 50000  # a resume at another step is one the signal chose
+
+
+def long_job_steps(seconds: float = LONG_SECONDS, probe: int = 20000) -> int:
+    """Steps of the smoke config's delayed job that take ``seconds`` on one core of this machine,
+    from the time ``probe`` steps of it take now (the machine is at its least loaded before the
+    runs start, so the job takes at least this long in the test)."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    update_config(cfg, yaml.safe_load((ROOT / "config/smoke.yaml").read_text()))
+    runs = [RunSpec(**{**run, "steps": probe}) for run in plan.synthetic_jobs(cfg)["token_delayed"]]
+    start = time.perf_counter()
+    train_runs(runs, device="cpu")
+    rate = probe / (time.perf_counter() - start)
+    return max(2 * CHECKPOINT_EVERY, int(rate * seconds) // 1000 * 1000)
 
 
 def slurm_unavailable() -> str | None:
@@ -201,9 +222,10 @@ def started_runs(base: Path) -> Iterator[dict]:
     """Start side by side, in folders under `base`: the time-limit run and its uninterrupted
     local reference, the two toys, and the smoke sample. On the way out, stop whatever still
     runs and cancel its SLURM jobs."""
+    steps = long_job_steps()
     long_repos = [copy_repo(base / name) for name in ("time_limit", "uninterrupted")]
-    for repo, every in zip(long_repos, (50000, 0)):
-        (repo / "config/long.yaml").write_text(LONG.format(every))
+    for repo, every in zip(long_repos, (CHECKPOINT_EVERY, 0)):
+        (repo / "config/long.yaml").write_text(LONG.format(every=every, steps=steps))
     reference = subprocess.Popen(
         [sys.executable, "-m", "snakemake", LONG_JOB, "--cores", "1", *LONG_ARGS],
         cwd=long_repos[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

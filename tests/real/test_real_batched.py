@@ -88,7 +88,11 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
     assert len({round(r.history[-1].loss, 8) for r in batched}) == len(batched)
 
 
-def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_path, caplog):
+def no_step(*args, **kwargs):
+    raise AssertionError("an optimiser step ran: the finished state was not used")
+
+
+def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_path, caplog, monkeypatch):
     """A signal during epoch 1 (benign.core.stopping.STOP): the state after it is saved and the job exits 75; a
     second call resumes from the checkpoint and ends as an uninterrupted call. A checkpoint that
     is a crafted pickle is refused and phase 2 starts again."""
@@ -118,7 +122,7 @@ def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_
     with caplog.at_level(logging.INFO, logger="benign.real"):
         resumed = call(checkpoint=path, checkpoint_every=2)
     assert "resumed phase 2 from its checkpoint" in caplog.text and "after epoch 1" in caplog.text
-    assert not path.exists()  # removed once phase 2 is done
+    assert path.exists()  # the finished state stays until the workflow has the job's outputs
     for a, b in zip(whole, resumed):
         assert len(a.records) == 4 and str(a.records) == str(
             b.records
@@ -129,8 +133,24 @@ def test_a_stopped_phase_two_resumes_from_its_checkpoint_to_the_same_result(tmp_
             b.test_acc,
         )
 
+    # a job ruled failed after its last epoch (its outputs removed): the retry resumes from the
+    # finished state, takes no optimiser step, and ends with the same numbers
+    with monkeypatch.context() as m, caplog.at_level(logging.INFO, logger="benign.real"):
+        m.setattr(torch.optim.AdamW, "step", no_step)
+        retried = call(checkpoint=path, checkpoint_every=2)
+    assert f"after epoch {cfg.epochs}" in caplog.text
+    for a, b in zip(whole, retried):
+        assert a.history == b.history and str(a.records) == str(b.records)
+        assert (a.train_loss, a.train_acc, a.test_loss, a.test_acc) == (
+            b.train_loss,
+            b.train_acc,
+            b.test_loss,
+            b.test_acc,
+        )
+
     # a checkpoint of another layout (here: one written before runs recorded their test metrics)
     # is refused as a whole: the run starts again from a fresh state and ends as an uninterrupted one
+    path.unlink()
     stopping.STOP.signal = signal.SIGTERM
     try:
         with pytest.raises(SystemExit):

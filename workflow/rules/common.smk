@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
-from benign.core import registry
+from benign.core import job_state, registry
 from benign.config import SWEEP_SEP, ConfigError, artifacts, plan
 from benign.config import resources as rs
 from benign.config.load import load

@@ -2,6 +2,7 @@
 
 import torch
 
+from benign.core import job_state
 from benign.core.io import log_to
 from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, write_parquet
 from benign.core.stopping import stop_on_signals
@@ -20,7 +21,7 @@ runs, attention, curves = run_cell(
     etas=cell["etas"],
     seed=cell["seed"],
     code_version=snakemake.params.code,
-    checkpoint=f"results/.checkpoints/real/{snakemake.wildcards.cell}.pt",
+    checkpoint=job_state.claim(job_state.ROOT / "real" / snakemake.wildcards.cell, snakemake.output) / "phase2.pt",
     checkpoint_every=snakemake.config["real"].get("checkpoint_every", 0),  # not a param: changing it reruns nothing
     records=protocol["record_epochs"],
     **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},

@@ -2,6 +2,7 @@
 
 import torch
 
+from benign.core import job_state
 from benign.core.io import log_to
 from benign.core.schema import ATTENTION, CURVES, RUNS, write_parquet
 from benign.synthetic.trainer import RunSpec, stop_on_signals, train_runs
@@ -12,7 +13,7 @@ stop_on_signals()  # SLURM's notice before the time limit: checkpoint, exit, res
 runs, curves, attention = train_runs(
     [RunSpec(**run) for run in snakemake.params.runs],
     code_version=snakemake.params.code,
-    checkpoint_dir=f"results/.checkpoints/{snakemake.params.job}",
+    checkpoint_dir=job_state.claim(job_state.ROOT / snakemake.params.job, snakemake.output),
     checkpoint_every=snakemake.config["synthetic"].get("checkpoint_every", 0),
 )
 write_parquet(runs, RUNS, snakemake.output.runs)

@@ -22,14 +22,16 @@ def default_dtype(name: str, device: torch.device) -> torch.dtype:
 
 def build(
     name: str, *, n: int, T: int, d: int, sigma: float, n_test: int, seed: int, signal_norms, rhos, etas, lrs,
-    device: torch.device | str = "cpu", dtype: torch.dtype | None = None, **keys,
+    device: torch.device | str = "cpu", dtype: torch.dtype | None = None, engine: str = "explicit", **keys,
 ):  # fmt: skip
-    """B runs of model ``name`` (a benign.synthetic.models.interface.ModelBatch) on one shared data draw;
-    ``keys``: the model's own run keys (the encoder's ``mlp_dim``) and its Batch's options."""
+    """B runs of model ``name`` (a benign.synthetic.models.interface.ModelBatch) on one shared data draw
+    of the ``engine`` (benign.synthetic.gram); ``keys``: the model's own run keys (the encoder's
+    ``mlp_dim``) and its Batch's options."""
     device = torch.device(device)
     data = batch_data(
-        n=n, T=T, d=d, sigma=sigma, n_test=n_test, seed=seed, signal_norms=signal_norms, rhos=rhos, etas=etas
-    )
+        n=n, T=T, d=d, sigma=sigma, n_test=n_test, seed=seed, signal_norms=signal_norms, rhos=rhos, etas=etas,
+        engine=engine,
+    )  # fmt: skip
     dtype = default_dtype(name, device) if dtype is None else dtype
     entry = registry.model(name)
     return module(name).Batch(data, lrs=lrs, device=device, dtype=dtype, seed=seed, **entry.options, **keys)

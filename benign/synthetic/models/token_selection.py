@@ -24,6 +24,10 @@ computed once and each run adds rank-2 corrections (``Mc``: its tokens' coeffici
 e_2). G and S are never formed per run: G v and S v for every run are one product with the
 shared noise matrix (B x N times N x N, where a per-run N x N matrix would be streamed from
 memory B times) plus the runs' rank-2 corrections. Only A is per run.
+
+Everything above is inner products, so the same program runs on the Gram engine's coordinates
+(benign.synthetic.gram): d is then 2(N + 2) and W0 the (d, d / 2) matrix through which the
+span's vectors see the Gaussian W0 of the d-dimensional model.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 import torch
 
 from benign.synthetic import data_model as synthetic
+from benign.synthetic import gram
 from benign.synthetic.models.batch_data import BatchData
 
 CPU_DTYPE = torch.float64
@@ -75,7 +80,13 @@ class Batch:
 
         E = data.noise.reshape(n * T, d).to(**kw)  # the token noise (A is the model's N x N correction)
         Et = data.noise_test.reshape(self.n_test * T, d).to(**kw)
-        W0 = (torch.eye(d, dtype=torch.float64) if W == "identity" else init_W(d, seed)).to(**kw)
+        if W == "identity":
+            W0 = torch.eye(d, dtype=torch.float64)
+        elif data.engine == "gram":  # W0 on the span of the Gram engine's coordinates, (d, d / 2)
+            W0 = gram.init_W(data.d, n, T, seed)
+        else:
+            W0 = init_W(d, seed)
+        W0 = W0.to(**kw)
         self.W0, self.E, self.Et = W0, E, Et
 
         # Shared products (the only O(d^2) work).
