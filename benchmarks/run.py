@@ -36,6 +36,9 @@ BENCHMARKS = {
     "real_phase2": ("benchmarks.bench_other", "real_phase2"),
     "real_flops": ("benchmarks.bench_real_flops", "real_flops"),
     "dry_run": ("benchmarks.bench_other", "dry_run"),
+    "gram_scale": ("benchmarks.bench_gram", "gram_scale"),
+    "gram_setup": ("benchmarks.bench_gram", "gram_setup"),
+    "gram_step": ("benchmarks.bench_gram", "gram_step"),
 }
 # The encoder grid at the paper's settings is hours of CPU time: it runs by default only on CUDA
 # (and in --quick, at toy sizes); ask for it with --only encoder_grid. encoder_defer measures a

@@ -1,19 +1,24 @@
-"""A workflow killed at any moment (kill -9 of Snakemake and of every job it started) finishes
-on a rerun, with the same tables as an uninterrupted run and no stray files in results/.
+"""A clean build of every metrics table of the smoke config, killed three times (kill -9 of
+Snakemake and of every job it started) and run again to the end each time, gives the tables
+of the session's uninterrupted smoke run: equal, not close, and nothing stray in results/.
 
-Each trial builds the metrics tables in a fresh copy, kills the whole process group at a
-seeded random moment (mid-run, counted in finished jobs; one trial kills
-while a job of the atlas's refinement trains, a last one as soon as a training job has saved a
-checkpoint), then runs it again to the end. A killed Snakemake cannot release its lock on the working directory, so the rerun is
-refused until ``snakemake --unlock`` (the remedy its message gives); the trials do the same.
-
-The config is the smoke config with a longer delayed-generalization job (so that kills also
-land mid-training) and one token heatmap job (fewer job start-ups, a shorter test). The trials
-build the token model's tables: every synthetic job kind (named settings, the delayed job,
-sweeps, the atlas and its refinement) is among them; the other models' jobs are the same rule
-with another model. The trials
-checkpoint every 50 steps and the uninterrupted run never does, so equal tables also show
+This is also the determinism check: the two builds are separate clean runs of the same code
+(the killed one in a copy of the smoke run's tree without its results, data sets, features or
+logs, so both run the same code even while the working tree is being edited), so only the
+measured columns (``schema.MEASURED``: wall time, peak memory) and the device may differ. The
+killed build checkpoints every 50 steps and the smoke run does not, so equal tables also show
 that resuming from a checkpoint does not change the numbers.
+
+The kills, in the order the build meets them:
+
+1. as soon as the delayed-generalization job has saved a checkpoint (the build asks Snakemake
+   to start that job first, ``--prioritize``): its rerun resumes it mid-training;
+2. while a job of the atlas's refinement trains (the refinement's jobs exist only once the
+   Snakemake checkpoint has planned them from the coarse runs: the rerun must plan the same);
+3. at a seeded random moment after two more jobs have ended.
+
+A killed Snakemake cannot release its lock on the working directory, so a rerun is refused
+until ``snakemake --unlock`` (the remedy its message gives); the test does the same.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ import pandas as pd
 import pytest
 
 from benign.core.schema import MEASURED
+from tests.helpers.smoke_run import SMOKE, local_smoke_run
 from tests.helpers.workflow_utils import (
-    build_tables,
+    REAL_TABLES,
+    TABLES,
     copy_repo,
     files_under,
     processes_in,
@@ -42,29 +49,11 @@ from tests.helpers.workflow_utils import (
     table_args,
 )
 
-TRIALS = 1
 SEED = 20250713
 DROP = (*MEASURED, "device")  # the only columns allowed to differ
-CRASH = "synthetic: {token: {delayed: {steps: 1000}, sweeps: {heatmap: {batches_per_job: 6}}}}\n"
-CONFIGS = ("config/smoke.yaml", "config/crash.yaml", "config/checkpoints.yaml")
-TOKEN = [f"synthetic/token/{name}.parquet" for name in ("runs", "curves", "attention")]
-
-
-def kill_points(jobs: int, duration: float) -> list[tuple[int, float]]:
-    """Per trial, when to kill: after how many finished jobs, then how many seconds more (a
-    seeded random part of the mean time between job ends). Counting jobs rather than seconds
-    spreads the kills over the run however loaded the machine is."""
-    rng = random.Random(SEED)
-    return [((2 * i + 1) * jobs // (2 * TRIALS), rng.random() * duration / jobs) for i in range(TRIALS)]
-
-
-def jobs_ended(count: int) -> Callable[[Path, str], bool]:
-    return lambda repo, log: log.count("Finished jobid") >= count
-
-
-def refinement_running(repo: Path, log: str) -> bool:
-    """A job of the atlas's refinement (planned by the checkpoint from the coarse runs) has started."""
-    return "rule train_refinement:" in log
+ALL = TABLES + REAL_TABLES
+CONFIGS = (SMOKE[1], "config/checkpoints.yaml")
+DELAYED = "results/synthetic/jobs/token_delayed/runs.parquet"
 
 
 def checkpoint_written(repo: Path, log: str) -> bool:
@@ -72,31 +61,30 @@ def checkpoint_written(repo: Path, log: str) -> bool:
     return any((repo / "results/.checkpoints/token_delayed").glob("running-*"))
 
 
-def setup(repo, checkpoint_every: int):
-    (repo / "config/crash.yaml").write_text(CRASH)
-    (repo / "config/checkpoints.yaml").write_text(f"synthetic: {{checkpoint_every: {checkpoint_every}}}\n")
-    return repo
+def refinement_running(repo: Path, log: str) -> bool:
+    """A job of the atlas's refinement (planned by the checkpoint from the coarse runs) has started."""
+    return "rule train_refinement:" in log
 
 
-def killed_then_rerun(repo: Path, when: str, ready: Callable[[Path, str], bool], extra: float) -> dict:
-    """Start the workflow, kill -9 its process group ``extra`` seconds after ``ready(repo, log)``
-    holds, then rerun it to the end."""
-    args = table_args(*CONFIGS, tables=TOKEN)
+def jobs_ended(count: int) -> Callable[[Path, str], bool]:
+    return lambda repo, log: log.count("Finished jobid") >= count
+
+
+def killed(repo: Path, when: str, ready: Callable[[Path, str], bool], extra: float, *first: str) -> dict:
+    """Run the build (unlocking first if a kill left the lock), kill -9 its process group
+    ``extra`` seconds after ``ready(repo, log)`` holds; what was running and left at the kill."""
+    args = table_args(*CONFIGS, tables=ALL)
+    unlocked = snakemake(repo, "--unlock", *args)
+    assert unlocked.returncode == 0, unlocked.stdout[-2000:] + unlocked.stderr[-2000:]
     log = repo / "killed-run.log"
     start = time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", *args],
-            cwd=repo,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = subprocess.Popen([sys.executable, "-m", "snakemake", *args, *first], cwd=repo, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         while proc.poll() is None and not ready(repo, log.read_text()):
             time.sleep(0.02)
         time.sleep(extra)
         finished_first = proc.poll() is not None
-        delay = time.perf_counter() - start
         if not finished_first:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -104,35 +92,19 @@ def killed_then_rerun(repo: Path, when: str, ready: Callable[[Path, str], bool],
         if not processes_in(repo):
             break
         time.sleep(0.1)
-    killed_log = log.read_text()
+    text = log.read_text()
     log.unlink()
-    finished = set(re.findall(r"Finished jobid: (\d+)", killed_log))
-    trial = {
+    done = set(re.findall(r"Finished jobid: (\d+)", text))
+    return {
         "when": when,
-        "delay": delay,
+        "delay": time.perf_counter() - start,
         "finished_first": finished_first,
         "survivors": processes_in(repo),
-        "jobs_done_at_kill": len(finished),
-        "running_at_kill": sorted(name for jobid, name in started_jobs(killed_log).items() if jobid not in finished),
+        "running_at_kill": sorted(name for jobid, name in started_jobs(text).items() if jobid not in done),
         "partial_at_kill": sorted(f for f in files_under(repo / "results") if ".tmp" in f or ".checkpoints" in f)
         if (repo / "results").exists()
         else [],
     }
-    rerun = snakemake(repo, *args)
-    trial["needed_unlock"] = rerun.returncode != 0 and "Directory cannot be locked" in rerun.stdout + rerun.stderr
-    if trial["needed_unlock"]:
-        unlocked = snakemake(repo, "--unlock", *args)
-        assert unlocked.returncode == 0, unlocked.stdout[-2000:] + unlocked.stderr[-2000:]
-        rerun = snakemake(repo, *args)
-    logs = "\n".join(p.read_text() for p in sorted((repo / "logs").rglob("*.log")))
-    trial |= {
-        "rerun": rerun,
-        "rerun_jobs": len(re.findall(r"Finished jobid", rerun.stdout + rerun.stderr)),
-        "resumed": sorted(
-            set(re.findall(r"resumed batch .* at step \d+|already done \(kept from an interrupted job\)", logs))
-        ),
-    }
-    return trial
 
 
 def started_jobs(log: str) -> dict[str, str]:
@@ -146,98 +118,70 @@ def started_jobs(log: str) -> dict[str, str]:
     return jobs
 
 
-def describe(i: int, duration: float, t: dict) -> str:
-    state = (
-        "it had already finished"
-        if t["finished_first"]
-        else f"{t['jobs_done_at_kill']} jobs done, running: {', '.join(t['running_at_kill']) or 'none'}"
-    )
-    return (
-        f"trial {i}: kill {t['when']}, at {t['delay']:.1f} s (a clean run: {duration:.1f} s; {state}); checkpoint/temp files left: {t['partial_at_kill']};"
-        f" {'unlock, ' if t['needed_unlock'] else ''}rerun exit {t['rerun'].returncode} after {t['rerun_jobs']} jobs; resumed: {t['resumed']}"
-    )
-
-
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """The uninterrupted run: (repo, seconds)."""
-    repo = setup(copy_repo(tmp_path_factory.mktemp("uninterrupted") / "repo"), checkpoint_every=0)
-    return repo, build_tables(repo, *CONFIGS, tables=TOKEN)
-
-
-@pytest.fixture(scope="module")
-def trials(reference, tmp_path_factory):
-    repo0, duration = reference
-    jobs = sum(p.read_text().count("Finished jobid") for p in (repo0 / ".snakemake/log").glob("*.log"))
-    moments = [
-        (f"{extra:.1f} s after {count} jobs ended", jobs_ended(count), extra)
-        for count, extra in kill_points(jobs, duration)
+def build(tmp_path_factory):
+    """(the smoke run's repo, the killed build's repo, its kills, its last run)."""
+    first, _ = local_smoke_run(tmp_path_factory)
+    repo = copy_repo(tmp_path_factory.mktemp("killed") / "repo", source=first)
+    (repo / "config/checkpoints.yaml").write_text("synthetic: {checkpoint_every: 50}\n")
+    extra = random.Random(SEED).random() * 2.0
+    kills = [
+        killed(
+            repo, "as soon as the delayed job has saved a checkpoint", checkpoint_written, 0.0, "--prioritize", DELAYED
+        ),  # fmt: skip
+        killed(repo, "while the atlas's refinement trains", refinement_running, 0.0),
+        killed(repo, f"{extra:.1f} s after two more jobs ended", jobs_ended(2), extra),
     ]
-    moments.append(("while the atlas's refinement trains", refinement_running, 0.0))
-    moments.append(("as soon as the delayed job has saved a checkpoint", checkpoint_written, 0.0))
-    out = []
-    for i, moment in enumerate(moments):
-        repo = setup(copy_repo(tmp_path_factory.mktemp(f"killed{i}") / "repo", source=repo0), checkpoint_every=50)
-        trial = killed_then_rerun(repo, *moment)
-        print("\n" + describe(i, duration, trial))
-        out.append(trial | {"repo": repo})
-    return out
+    for i, k in enumerate(kills):
+        print(f"\nkill {i + 1}, {k['when']}, at {k['delay']:.1f} s: running {k['running_at_kill']}; "
+              f"checkpoint/temp files left: {k['partial_at_kill']}")  # fmt: skip
+    unlocked = snakemake(repo, "--unlock", *table_args(*CONFIGS, tables=ALL))
+    assert unlocked.returncode == 0
+    last = snakemake(repo, *table_args(*CONFIGS, tables=ALL))
+    return first, repo, kills, last
 
 
 @pytest.mark.slow
-def test_kills_land_during_the_run(trials):
-    assert sum(not t["finished_first"] for t in trials) >= len(trials) - 1, [t["when"] for t in trials]
-    for t in trials:
-        assert not t["survivors"], f"processes outlived kill -9 of the group: {t['survivors']}"
+def test_every_kill_lands_during_the_build(build):
+    _, _, kills, _ = build
+    for k in kills:
+        assert not k["finished_first"], f"the build had ended before the kill {k['when']}"
+        assert not k["survivors"], f"processes outlived kill -9 of the group: {k['survivors']}"
+    assert any(job.startswith("train_refinement") for job in kills[1]["running_at_kill"]), kills[1]
 
 
 @pytest.mark.slow
-def test_a_kill_lands_during_the_refinement(trials):
-    """The refinement's jobs exist only once the checkpoint has planned them: a kill there, then a
-    rerun, must plan the same jobs and give the same tables (test_tables_equal_an_uninterrupted_run)."""
-    during = trials[-2]
-    assert not during["finished_first"], during["when"]
-    assert any(job.startswith("train_refinement") for job in during["running_at_kill"]), during["running_at_kill"]
+def test_the_job_killed_mid_training_resumes_from_its_checkpoint(build):
+    _, repo, kills, _ = build
+    assert "train_synthetic[job=token_delayed]" in kills[0]["running_at_kill"], kills[0]
+    log = (repo / "logs/synthetic/train_token_delayed.log").read_text()
+    assert re.search(r"resumed batch .* from its checkpoint at step \d+", log), log[-2000:]
 
 
 @pytest.mark.slow
-def test_a_job_killed_mid_training_resumes_from_its_checkpoint(trials):
-    last = trials[-1]
-    assert not last["finished_first"] and any("from its checkpoint at step" in r for r in last["resumed"]), last[
-        "resumed"
-    ]
+def test_the_last_run_completes(build):
+    last = build[3]
+    assert last.returncode == 0, last.stdout[-3000:] + last.stderr[-3000:]
 
 
 @pytest.mark.slow
-def test_rerun_completes(trials):
-    for t in trials:
-        out = t["rerun"]
-        assert out.returncode == 0, f"kill at {t['delay']:.1f} s:\n" + out.stdout[-3000:] + out.stderr[-3000:]
+def test_every_table_equals_the_uninterrupted_run(build):
+    first, repo, _, _ = build
+    expected, got = (read_tables(r, DROP, tables=ALL) for r in (first, repo))
+    for name, table in expected.items():
+        assert len(table) > 0, name
+        pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
 
 
 @pytest.mark.slow
-def test_tables_equal_an_uninterrupted_run(trials, reference):
-    expected = read_tables(reference[0], DROP, tables=TOKEN)
-    for t in trials:
-        got = read_tables(t["repo"], DROP, tables=TOKEN)
-        for name, table in expected.items():
-            pd.testing.assert_frame_equal(
-                got[name], table, check_exact=True, obj=f"{name} (kill at {t['delay']:.1f} s)"
-            )
+def test_the_same_files_in_every_job_folder_and_nothing_stray(build):
+    first, repo, _, _ = build
+    for folder in ("synthetic", "real"):
+        assert files_under(repo / "results" / folder) == files_under(first / "results" / folder), folder
+    assert not [f for f in files_under(repo / "results") if ".tmp" in f or ".checkpoints" in f]
 
 
 @pytest.mark.slow
-def test_no_stray_files_in_results(trials, reference):
-    expected = files_under(reference[0] / "results")
-    assert not [f for f in expected if ".tmp" in f or ".checkpoints" in f], expected
-    for t in trials:
-        assert files_under(t["repo"] / "results") == expected, f"kill at {t['delay']:.1f} s"
-
-
-@pytest.mark.slow
-def test_nothing_left_to_do_after_the_rerun(trials):
-    for t in trials:
-        out = snakemake(t["repo"], "-n", *table_args(*CONFIGS, tables=TOKEN))
-        assert out.returncode == 0 and "Nothing to be done" in out.stdout + out.stderr, (
-            out.stdout[-2000:] + out.stderr[-2000:]
-        )
+def test_nothing_left_to_do_after_the_last_run(build):
+    out = snakemake(build[1], "-n", *table_args(*CONFIGS, tables=ALL))
+    assert out.returncode == 0 and "Nothing to be done" in out.stdout + out.stderr, out.stdout[-2000:]

@@ -101,6 +101,7 @@ def report(tmp_path_factory):
     return repo, page
 
 
+@pytest.mark.slow
 def test_report_lists_every_artifact(report, tmp_path):
     repo, page = report
     out = chromium(page, tmp_path / "profile", "--dump-dom")
@@ -120,6 +121,7 @@ def test_report_lists_every_artifact(report, tmp_path):
     assert not missing, f"not listed in the report: {missing}\nlisted:\n{listed}"
 
 
+@pytest.mark.slow
 def test_report_screenshot(report, tmp_path, capsys):
     _, page = report
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -133,6 +135,7 @@ def test_report_screenshot(report, tmp_path, capsys):
         print(f"\n[report] screenshot of the HTML report: {SCREENSHOT}")
 
 
+@pytest.mark.slow
 def test_report_about_page_describes_the_workflow_and_its_config(report):
     repo, _ = report
     page = (repo / "results" / "report.html").read_text()

@@ -29,7 +29,8 @@ def configured_models(cfg: dict) -> list[str]:
     return [name for name in registry.MODELS if name in cfg["synthetic"]]
 
 
-def _base(cfg: dict, model: str) -> dict:
+def base_run(cfg: dict, model: str) -> dict:
+    """The fields every run of ``model`` starts from: ``synthetic.defaults`` and the model's own keys."""
     syn = cfg["synthetic"]
     base = {k: syn["defaults"][k] for k in spec.DEFAULT_KEYS}
     base["model"] = model
@@ -49,7 +50,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     jobs: dict[str, list[dict]] = {}
     for model in configured_models(cfg):
         mcfg = syn[model]
-        base = _base(cfg, model)
+        base = base_run(cfg, model)
         runs = []
         if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
             raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")

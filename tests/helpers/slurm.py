@@ -60,7 +60,7 @@ NO_RETRY = ("--retries", "0")
 LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
 LONG = "synthetic: {{checkpoint_every: {every}, token: {{delayed: {{steps: {steps}}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
-LONG_SECONDS = 150
+LONG_SECONDS = 120
 TIME_LIMIT = ("--set-resources", "train_synthetic:runtime=1 if attempt == 1 else 25")
 LONG_KILL_AFTER = 1800
 SMOKE_KILL_AFTER = 1500  # seconds before `timeout -s KILL` ends a hung sample run (it trains beside the test suite)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -66,14 +65,6 @@ def table_args(*configfiles: str, tables: list[str] = TABLES) -> list[str]:
     """Snakemake arguments that build these tables (no figures) with these config files.
     The targets go first: --configfile takes every path that follows it."""
     return [*(f"results/{t}" for t in tables), "--cores", "2", "--configfile", *configfiles]
-
-
-def build_tables(repo: Path, *configfiles: str, tables: list[str] = TABLES) -> float:
-    """Build the tables in ``repo``; returns the seconds it took."""
-    start = time.perf_counter()
-    out = snakemake(repo, *table_args(*configfiles, tables=tables))
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    return time.perf_counter() - start
 
 
 def read_tables(repo: Path, drop: tuple[str, ...] = MEASURED, tables: list[str] = TABLES) -> dict[str, pd.DataFrame]:

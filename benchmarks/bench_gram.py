@@ -1,0 +1,142 @@
+"""The token model's Gram engine (benign.synthetic.gram): a run's cost at d = 10^3 to 10^7, its
+set-up against the explicit engine's, and its per-step cost against the memory-traffic floor
+of the N x N state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+from benchmarks.common import ROOT, Context, target, timed
+from benign.synthetic.models import build
+from benign.synthetic.trainer import RunSpec, train_runs
+
+SCALE_DIMS = (10**3, 10**5, 10**7)
+ONE_RUN = """
+import json, resource, sys, time, torch
+torch.set_num_threads({threads})
+from benign.synthetic.trainer import RunSpec, train_runs
+spec = RunSpec(engine="gram", d={d}, n={n}, signal_norm={norm}, steps={steps})
+start = time.perf_counter()
+runs, _, _ = train_runs([spec], device="cpu")
+wall = time.perf_counter() - start
+row = runs.iloc[0]
+print(json.dumps({{"d": {d}, "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "test_loss_normalised": float(row.test_loss_normalised), "train_acc_noisy": float(row.train_acc_noisy)}}))
+"""
+
+
+def _one_run(ctx: Context, d: int, n: int, steps: int) -> dict:
+    """One Gram-engine run in its own process, so that its peak memory is its own."""
+    code = ONE_RUN.format(threads=ctx.threads, d=d, n=n, norm=2.0 * d**0.25, steps=steps)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def gram_scale(ctx: Context) -> dict:
+    """One token run (n 20, 10^4 steps, ||mu|| = 2 d^(1/4)) with the Gram engine at d = 10^3,
+    10^5 and 10^7: the wall time should not depend on d, and 10^7 should stay under 1 GB."""
+    steps = 200 if ctx.quick else 10_000
+    rows = [_one_run(ctx, d, 20, steps) for d in SCALE_DIMS]
+    walls = [r["wall_s"] for r in rows]
+    spread = max(walls) / min(walls)
+    return {
+        "description": f"one token run, n 20, T 8, {steps} steps, engine gram, at d = {SCALE_DIMS}; each in its own process",
+        "runs": rows,
+        "wall_max_over_min": round(spread, 3),
+        "target": target("wall max / min over d", "<=", 1.5, round(spread, 3)),
+        "target_memory": target("peak RSS at d 10^7 (MB)", "<=", 1024, round(rows[-1]["peak_rss_mb"], 1)),
+    }
+
+
+def gram_setup(ctx: Context) -> dict:
+    """The set-up (data, W0 and the shared products) of one token batch, n 20, T 8, at d 2000
+    and 7200: the explicit engine's (d x d uniform W0, products O(N d^2)) against the Gram
+    engine's (Bartlett factors and products in 2(N + 2) coordinates)."""
+    dims = (200, 400) if ctx.quick else (2000, 7200)
+    out = {}
+    for d in dims:
+        row = {}
+        for engine in ("explicit", "gram"):
+            kw = dict(n=20, T=8, d=d, sigma=1.0, n_test=1000, seed=1, signal_norms=[20.0], rhos=[0.1], etas=[0.2],
+                      lrs=[0.005], device=ctx.device, engine=engine)  # fmt: skip
+            build("token", **kw)  # warm-up
+            best = min(_timed_build(kw) for _ in range(3))
+            row[f"{engine}_s"] = round(best, 4)
+        row["ratio"] = round(row["explicit_s"] / row["gram_s"], 1)
+        out[str(d)] = row
+    return {"description": "set-up of one token batch (n 20, T 8, n_test 1000), fastest of 3", "per_d": out}
+
+
+def _timed_build(kw: dict) -> float:
+    with timed(kw["device"]) as t:
+        build("token", **kw)
+    return t.wall
+
+
+def _bandwidth_gb_s(nbytes: int, repeats: int = 50) -> float:
+    """Copy bandwidth (read + write) on a buffer of ``nbytes``: the floor's rate for a state of
+    that size (in cache when it fits, from memory when it does not)."""
+    a = torch.ones(max(nbytes // 8, 1), dtype=torch.float64)
+    b = torch.empty_like(a)
+    b.copy_(a)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        b.copy_(a)
+    return 2 * a.numel() * 8 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def gram_step(ctx: Context) -> dict:
+    """Per-step cost of one run of the trained-W token model (the same program for both engines)
+    at n 10, 20, 40 and 80 (T 8, N = nT), against the memory-traffic floor of its N x N state.
+
+    The floor: a step must read A (N x N, float64) three times (A G c, A^T S g, and in the
+    update) and write it once, and read the shared S once and G twice (S h, S g; G c): seven
+    passes over N^2 float64 numbers, at the copy bandwidth measured on a buffer of that size."""
+    ns = (2, 4) if ctx.quick else (10, 20, 40, 80)
+    steps = 50 if ctx.quick else 500
+    out = {}
+    for n in ns:
+        spec = RunSpec(engine="gram", n=n, d=max(10**6, 4 * (8 * n + 2)), signal_norm=100.0, steps=steps)
+        train_runs([spec], device=ctx.device)  # warm-up
+        model = build("token", n=n, T=8, d=spec.d, sigma=1.0, n_test=100, seed=1, signal_norms=[100.0], rhos=[0.1],
+                      etas=[0.2], lrs=[0.005], device=ctx.device, engine="gram")  # fmt: skip
+        for _ in range(5):
+            model.step()
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in range(steps):
+                model.step()
+            times.append((time.perf_counter() - start) / steps)
+        N = 8 * n
+        nbytes = 7 * N * N * 8
+        bandwidth = _bandwidth_gb_s(N * N * 8)
+        floor = nbytes / (bandwidth * 1e9)
+        per_step = min(times)
+        out[str(n)] = {
+            "N": N,
+            "us_per_step": round(per_step * 1e6, 2),
+            "floor_us": round(floor * 1e6, 2),
+            "over_floor": round(per_step / floor, 1),
+            "state_mb": round(N * N * 8 / 2**20, 3),
+            "copy_bandwidth_gb_s": round(bandwidth, 1),
+        }
+    return {
+        "description": "one run's gradient step (trained W), fastest of 3 x "
+        f"{steps} steps, against 7 passes over the N x N float64 state at the measured copy bandwidth",
+        "per_n": out,
+        "steps_per_n_fit": _slope(out),
+    }
+
+
+def _slope(per_n: dict) -> float:
+    """The exponent of the per-step time in N over the measured n (2 = the N^2 state's)."""
+    N = np.array([r["N"] for r in per_n.values()], dtype=float)
+    t = np.array([r["us_per_step"] for r in per_n.values()], dtype=float)
+    return round(float(np.polyfit(np.log(N), np.log(t), 1)[0]), 2)

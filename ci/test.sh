@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite on two processes, one per core of a small machine: the end-to-end
+# workflow and SLURM tests (which share one smoke build, and mostly wait on Snakemake and the
+# scheduler) in one, every other test in the other. Arguments go to both pytest calls.
+# Prints the end-to-end part's output after the other's. Exits non-zero if either part fails;
+# a part with no test selected (pytest's 5, say for one file given) is not a failure unless
+# neither part has one.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+.venv/bin/python -m pytest -q -ra -m "slow or slurm" "$@" >"$log" 2>&1 &
+end_to_end=$!
+.venv/bin/python -m pytest -q -ra -m "not slow and not slurm" "$@"
+rest=$?
+wait "$end_to_end"
+slow=$?
+echo "---- end-to-end and SLURM tests ----"
+cat "$log"
+if ((rest == 5 && slow == 5)); then exit 5; fi
+((rest == 5)) && rest=0
+((slow == 5)) && slow=0
+exit $((rest != 0 || slow != 0))
