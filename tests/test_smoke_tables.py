@@ -19,6 +19,10 @@ VOLATILE = [*MEASURED, "device", "code_version"]
 # The regime label now reads what attention selects (docs/regimes.md#labels); the stored copy's
 # label came from test accuracy. The numbers it was read from are compared.
 RELABELLED = ["regime"]
+# The smoke config's delayed-generalization job trains 1000 steps now, not the stored copy's 300
+# (long enough for tests/test_crash_resume.py to kill it mid-training): its stored runs are
+# runs the config no longer asks for, and only they are left out.
+RETIRED = ["token-d40-m6-s1-6a4ba100d1", "token-d40-m6-s2-7f09f39aba"]
 
 
 @pytest.mark.slow
@@ -27,6 +31,8 @@ def test_smoke_tables_equal_the_stored_copy(tmp_path_factory, stored):
     repo, _ = local_smoke_run(tmp_path_factory)
     new = pd.read_parquet(repo / "results" / (stored.stem.replace("__", "/") + ".parquet"))
     old = pd.read_parquet(stored)
+    if "run_id" in old:
+        old = old[~old["run_id"].isin(RETIRED)]
     assert set(old.columns) <= set(new.columns)  # columns added since are not compared
     new = new[list(old.columns)]
     if "run_id" in old:  # runs added since (new sweeps) are not compared; every stored one is
