@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis.theory import Criteria, classify_regimes
+from benign.synthetic import spec
 
 AGREEMENT = 0.98  # a factor qualifies when at least this share of runs keep their label
-MATCH = ("model", "engine", "n", "T", "d", "rho", "signal_norm", "eta", "sigma", "n_test", "seed")
+MATCH = tuple(k for k in spec.NUMBERS if k not in ("lr", "steps"))  # one run's data, seed and model
 
 
 def scaled(run: dict, k: int) -> dict:
