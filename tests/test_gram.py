@@ -161,3 +161,34 @@ def test_runs_end_as_the_explicit_engines_do_in_distribution(d, c, monkeypatch, 
     assert sampled.engine.eq("gram").all() and sampled.regime.nunique() >= 2, sampled.regime.value_counts()
     with capsys.disabled():
         print("\n[gram] " + "\n[gram] ".join(lines))
+
+
+def test_a_run_below_the_engines_minimum_d_is_refused_naming_d():
+    from benign.config import ConfigError
+    from benign.config.validate import check_run
+
+    run = {**RunSpec().__dict__, "engine": "gram", "d": 300}  # n 20, T 8: the minimum is 324
+    with pytest.raises(
+        ConfigError, match=r"synthetic job x\.d = 300: the Gram engine .* needs d >= 2\(nT \+ 2\) = 324"
+    ):
+        check_run(run, "synthetic job x")
+    check_run({**run, "d": 324}, "synthetic job x")
+    with pytest.raises(ValueError, match="engine 'gram' does not apply to model 'encoder'"):
+        RunSpec(model="encoder", mlp_dim=8, engine="gram")
+    assert RunSpec(engine="auto", d=300).engine == "explicit" and RunSpec(engine="auto", d=324).engine == "gram"
+
+
+def test_the_command_line_refuses_a_run_before_any_work(root):
+    """A d below the Gram engine's minimum, and a d the explicit engine could not hold in this
+    machine's memory (a d x d W0), are refused with status 2, naming the option and its value."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "benign", "synthetic", *args], cwd=root, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+
+    small = run("--engine", "gram", "--d", "300")
+    assert small.returncode == 2 and "--d = 300" in small.stderr and "324" in small.stderr, small.stderr
+    huge = run("--d", "10000000")
+    assert huge.returncode == 2 and "--d = 10000000" in huge.stderr and "--engine gram" in huge.stderr, huge.stderr
