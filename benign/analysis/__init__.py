@@ -9,4 +9,5 @@
 7. ``survival.py``: fit and generalization times as censored survival times.
 8. ``predictor.py``: the fitted regime model's answer at a setting.
 9. ``max_margin.py``: the attention-SVM direction of a selection.
+10. ``time_scale.py``: runs at (lr, t) against (k lr, t / k): is the theory's time lr t?
 """

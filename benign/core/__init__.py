@@ -6,4 +6,5 @@
 4. ``fingerprint.py``: a rule's code version, so that editing a module reruns exactly its jobs.
 5. ``device.py``: the device a job runs on, and its measured memory peaks.
 6. ``stopping.py``: the scheduler's notice before a time limit, turned into a checkpoint.
+7. ``job_state.py``: a training job's checkpoints and finished work, kept until the workflow has its outputs.
 """

@@ -2,7 +2,8 @@
 
 1. ``spec.py``: the one list of a run's parameters, and what each one is.
 2. ``data_model.py``: the data model (class signals, weak tokens, noise), with
-   ``label_noise.py`` for which labels flip.
+   ``label_noise.py`` for which labels flip, and ``gram.py`` for the token model's data and W0
+   drawn exactly in law in 2(nT + 2) coordinates (the Gram engine: a run's cost free of d).
 3. ``models/``: the token-selection model and the one-layer encoder, many runs as one tensor
    program (``interface.py`` is what every model implements; ``batch_data.py`` the shared data
    draw of a batch).

@@ -5,6 +5,7 @@
 3. ``boundaries.py``: the regime boundaries and the regime model of the atlas.
 4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times.
 5. ``max_margin.py``: the attention-SVM check.
+   ``lr_time.py``: the time-scale check (written by ``python -m benign lr-time``, not the workflow).
 6. ``real.py``: Tables 2 and 6, with the paper's numbers (``reference/``) beside ours.
 7. ``real_dynamics.py``: real data over phase 2: peak and final test accuracy, the memorising
    epoch, the cost of re-initialisation.
