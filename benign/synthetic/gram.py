@@ -33,13 +33,12 @@ import numpy as np
 import torch
 
 from benign.synthetic.data_model import derived_seed
-
-ENGINES = ("explicit", "gram")
+from benign.synthetic.spec import gram_min_d
 
 
 def dimension(n: int, T: int) -> int:
     """2m, m = nT + 2: the dimension the Gram engine works in, and the least d it allows."""
-    return 2 * (n * T + 2)
+    return gram_min_d(n, T)
 
 
 def _rng(seed: int, stream: str) -> np.random.Generator:
