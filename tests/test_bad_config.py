@@ -222,6 +222,16 @@ BAD = [
         ["synthetic.token.sweeps.atlas.log_points", "= 20:", "horizon of 10 steps"],
     ),
     (
+        "sweep-exclude-not-an-axis",
+        "synthetic: {token: {sweeps: {atlas: {exclude: [{T: 4}]}}}}",
+        ["synthetic.token.sweeps.atlas.exclude[0].T", "= 4:", "not an axis of this sweep"],
+    ),
+    (
+        "sweep-exclude-not-on-the-axis",
+        "synthetic: {token: {sweeps: {atlas: {exclude: [{d: 30, n: 6}]}}}}",
+        ["synthetic.token.sweeps.atlas.exclude[0].d", "= 30:", "not a value of the axis", "[20, 40]"],
+    ),
+    (
         "sweep-fixed-is-an-axis",
         "synthetic: {token: {sweeps: {atlas: {axes: {d: [20]}, fixed: {d: 30}, seeds: [1]}}}}",
         ["synthetic.token.sweeps.atlas.fixed.d", "= 30:", "is an axis of this sweep"],

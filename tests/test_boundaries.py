@@ -1,25 +1,27 @@
-"""The boundary fit recovers known laws from labels drawn on the default atlas grid, and its
-intervals come from the data, not from the grid's spacing (benign/analysis/boundaries.py)."""
-
-from pathlib import Path
+"""The run-level logistic fit (benign/analysis/boundaries.py: the table's steepness k and the
+line-seed bootstrap) recovers known laws from labels drawn on a 4 x 4 atlas grid, and its
+intervals come from the data, not from the grid's spacing; the regime-boundaries table's words
+and rows (benign/tables/boundaries.py)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from benign.analysis import boundaries
 from benign.tables import boundaries as tables
+from tests.helpers.atlas_sim import GRID, LINES
 
-ROOT = Path(__file__).resolve().parents[1]
 K_MAX = boundaries.k_max_for(2 ** (1 / 8))
 
 
+GRID_AXES = {"d": [900, 1800, 3600, 7200], "n": [6, 12, 24, 36],
+             "signal_norm": [2.5, 3.5, 5, 7, 10, 14, 20, 28, 40, 56, 80, 113, 160, 226, 320, 453, 640]}  # fmt: skip
+
+
 def default_grid() -> pd.DataFrame:
-    """Every (d, n, ||mu||, seed) of the default config's atlas sweep."""
-    sweep = yaml.safe_load((ROOT / "config/config.yaml").read_text())["synthetic"]["token"]["sweeps"]["atlas"]
-    axes = sweep["axes"]
-    rows = [(d, n, m, s) for d in axes["d"] for n in axes["n"] for m in axes["signal_norm"] for s in sweep["seeds"]]
+    """Every (d, n, ||mu||, seed) of a 4 x 4 atlas on a factor-sqrt(2) grid of norms, 2 seeds."""
+    axes = GRID_AXES
+    rows = [(d, n, m, s) for d in axes["d"] for n in axes["n"] for m in axes["signal_norm"] for s in (1, 2)]
     return pd.DataFrame(rows, columns=["d", "n", "signal_norm", "seed"])
 
 
@@ -103,33 +105,51 @@ def test_held_out_log_loss_beats_the_base_rate_where_there_is_a_law():
 
 
 @pytest.mark.parametrize(
-    "low, high, theory, words",
+    "low, high, theory, beats, words",
     [
-        (0.2, 0.3, 0.25, "agrees"),
-        (0.3, 0.5, 0.25, "departs"),
-        (-0.1, 0.4, 0.25, "cannot tell"),  # holds 0 as well: the law without d fits as well
-        (-0.1, 0.1, 0.0, "agrees"),
-        (np.nan, 0.4, 0.25, "cannot tell"),  # open
+        (0.2, 0.3, 0.25, True, "agrees"),
+        (0.3, 0.5, 0.25, True, "departs"),
+        (-0.1, 0.4, 0.25, True, "cannot tell"),  # holds 0 as well: the law without d fits as well
+        (-0.1, 0.1, 0.0, True, "agrees"),
+        (np.nan, 0.4, 0.25, True, "cannot tell"),  # open, and the closed end holds the value
+        (np.nan, 0.2, 0.25, True, "departs"),  # open below, but the closed end already excludes the value
+        (0.3, np.nan, 0.25, True, "departs"),  # open above, closed end above the value
+        (0.2, 0.3, 0.25, False, "fails out of sample"),  # the fit predicts held-out lines no better than the base rate
+        (0.3, 0.5, 0.25, False, "fails out of sample"),
     ],
 )
-def test_words_follow_the_interval(low, high, theory, words):
-    assert tables.verdict(low, high, theory) == words
+def test_words_follow_the_interval_and_the_out_of_sample_fit(low, high, theory, beats, words):
+    assert tables.verdict(low, high, theory, beats) == words
 
 
 def test_the_table_fits_each_boundary_at_each_horizon(tmp_path):
-    grid = default_grid()
-    grid["run_id"] = [f"r{i}" for i in range(len(grid))]
-    frames = []
+    """On a simulated atlas of the default grid with the theory's exponents: one row per boundary
+    and horizon, the crossings counted, the exponents inside their intervals, the laws compared,
+    a slope per decade, and the words."""
+    rng = np.random.default_rng(1)
+    rows, frames = [], []
+    stars = {}
+    for d, n in LINES:
+        for seed in (1, 2):
+            no = 4.0 * (d / n) ** 0.5 * np.exp(0.1 * rng.standard_normal())
+            sel = 1.5 * d**0.25 * np.exp(0.1 * rng.standard_normal())
+            stars[(d, n, seed)] = (no, sel)
+            norms = set(GRID) | {star * f for star in (no, sel) for f in (0.97, 1.03)}  # refined around each
+            rows += [{"d": d, "n": n, "seed": seed, "signal_norm": x} for x in sorted(norms)]
+    runs = pd.DataFrame(rows).assign(setting="atlas", steps=10000)
+    runs["run_id"] = [f"r{i}" for i in range(len(runs))]
+    no, sel = np.array([stars[(r.d, r.n, r.seed)] for r in runs.itertuples()]).T
     for horizon in (1000, 10000):
-        no = draw(grid, 4.0, 0.5, -0.5, 4.0, seed=horizon)["side"]
-        sel = draw(grid, 1.5, 0.25, 0.0, 5.0, seed=horizon + 1)["side"]
-        frames.append(pd.DataFrame({"run_id": grid["run_id"], "horizon": horizon, "overfits": ~no, "selects": sel}))
+        frames.append(pd.DataFrame({"run_id": runs["run_id"], "horizon": horizon, "overfits": runs["signal_norm"] <= no,
+                                    "selects": runs["signal_norm"] > sel,
+                                    "selects_argmax": runs["signal_norm"] > sel / 2}))  # fmt: skip
     labels = pd.concat(frames, ignore_index=True)
-    table = tables.regime_boundaries(grid.assign(setting="atlas"), labels, tmp_path / "rb", "test", 2 ** (1 / 8))
-    assert len(table) == 4 and set(table["runs"]) == {len(grid)}
+    table = tables.regime_boundaries(runs, labels, tmp_path / "rb", "test", 2 ** (1 / 4))
+    assert len(table) == 6 and set(table["crossings"]) == {len(LINES) * 2}
+    assert set(table["horizon"]) == {1000, 10000}
     for row in table.itertuples():
-        assert row.a == pytest.approx(row.theory_a, abs=0.15) and row.b == pytest.approx(row.theory_b, abs=0.15)
         assert row.a_low < row.a < row.a_high and row.b_low < row.b < row.b_high
-        assert row.heldout_log_loss < row.base_log_loss
+        assert row.beats_base and row.heldout_power > row.heldout_none
     md = (tmp_path / "rb.md").read_text()
-    assert "profile-likelihood" in md and "agrees" in md
+    for words in ("Model comparison", "Local slopes per decade", "d 1e+06 to 1e+07", "agrees", "extrapolated"):
+        assert words in md

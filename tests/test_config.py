@@ -110,3 +110,19 @@ def test_the_config_layer_does_not_import_torch():
     code = "import sys, benign.config.load, benign.config.artifacts; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg):
+    """The atlas's lines: d from 10^3 to 10^7, every line with d >= 5 n^2 (the exclusions), n eta
+    an even number of flips (the realised rate is 0.2 on every line), the Gram engine throughout,
+    and the n = 10 lines trained once, to 10^5 steps."""
+    from benign.synthetic.spec import n_flips
+
+    runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if "atlas" in job for r in rs]
+    lines = {(r["d"], r["n"]) for r in runs}
+    assert min(d for d, _ in lines) == 1000 and max(d for d, _ in lines) == 10**7 and len(lines) == 13
+    assert all(d >= 5 * n * n for d, n in lines)
+    assert all(n_flips(r["n"], r["eta"]) == 0.2 * r["n"] for r in runs)
+    assert {r["engine"] for r in runs} == {"gram"}
+    assert len({(r["d"], r["n"], r["seed"], r["signal_norm"]) for r in runs}) == len(runs)
+    assert {r["steps"] for r in runs if r["n"] == 10} == {100000}

@@ -285,6 +285,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     from benign.figures import atlas as atlas_figures
     from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
+    from benign.tables.gap_dynamics import gap_dynamics
     from benign.tables.generalization_times import generalization_times
 
     base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
@@ -296,10 +297,8 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200])
     fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(Criteria()),
                                              2 ** (1 / 8))  # fmt: skip
-    assert set(fits["boundary"]) == {"not overfitting", "selection (harmful below)"} and set(fits["horizon"]) == {
-        50,
-        200,
-    }
+    assert set(fits["boundary"]) == {"not overfitting", "selection (harmful below)", "argmax selection"}
+    assert set(fits["horizon"]) == {50, 200}
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
     atlas_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
@@ -309,7 +308,12 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     atlas_figures.generalization_delay(annotated, curves, tmp_path / "delay", bands=2)
     assert_rendered(tmp_path / "delay")
     table = generalization_times(annotated, curves, tmp_path / "times", bands=2)
-    assert set(table["time"]) <= {"fit_noisy", "generalized"} and (tmp_path / "times.md").exists()
+    assert set(table["time"]) <= {"fit_noisy", "generalized", "delay"} and (tmp_path / "times.md").exists()
+    assert set(table["form"]) <= {"snr", "inv_snr2", "log_snr"}
+    growth = gap_dynamics(atlas, labels, curves, tmp_path / "gaps")
+    assert set(growth.columns) >= {"g_r2", "g_exponent", "r_slope"} and (tmp_path / "gaps.md").exists()
+    atlas_figures.gap_clock(atlas, labels, curves, tmp_path / "clock")
+    assert_rendered(tmp_path / "clock")
 
 
 def test_real_test_dynamics_renders(tmp_path):

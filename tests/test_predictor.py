@@ -9,31 +9,29 @@ from benign.analysis.predictor import OutsideModel, predict
 from benign.cli import main
 
 
-def model_table() -> pd.DataFrame:
-    """Not overfitting above 2 sqrt(d / n), selection above d^(1/4), at 1000 and 10000 steps, on
-    lines d in {100, 1600} x n in {10, 40}, each boundary known to a factor 1.1 either way."""
+def model_table(sigma: float = 0.2, var_c: float = 0.01) -> pd.DataFrame:
+    """Not overfitting above 2 sqrt(d / n), selection above d^(1/4), at 1000 and 10000 steps,
+    fitted on d 100 to 1600 and n 10 to 40: crossings scatter by ``sigma`` in log ||mu||, and the
+    law's constant is known to a variance ``var_c`` (its other terms exactly)."""
     rows = []
     for horizon in (1000, 10000):
-        for name, c, a, b, k in (
-            ("not overfitting", 2.0, 0.5, -0.5, 4.0),
-            ("selection (harmful below)", 1.0, 0.25, 0.0, 6.0),
-        ):
-            for d in (100, 1600):
-                for n in (10, 40):
-                    star = c * d**a * n**b
-                    rows.append({"boundary": name, "horizon": horizon, "d": d, "n": n, "mu_star": star,
-                                 "mu_star_low": star / 1.1, "mu_star_high": star * 1.1, "k": k, "c": c, "a": a, "b": b})  # fmt: skip
+        for name, c, a, b in (("not overfitting", 2.0, 0.5, -0.5), ("selection (harmful below)", 1.0, 0.25, 0.0)):
+            row = {"boundary": name, "horizon": horizon, "d_min": 100, "d_max": 1600, "n_min": 10, "n_max": 40,
+                   "sigma": sigma, "crossings": 16, "log_c": math.log(c), "a": a, "b": b}  # fmt: skip
+            row.update({f"cov_{t}_{u}": 0.0 for t in ("log_c", "a", "b") for u in ("log_c", "a", "b")})
+            row["cov_log_c_log_c"] = var_c
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
-def sigmoid(z):
-    return 1 / (1 + math.exp(-z))
+def Phi(z):
+    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
 
 
 def test_probabilities_hand_worked():
     out = predict(model_table(), d=400, n=10, signal_norm=8.0)
-    p_no = sigmoid(4.0 * (math.log(8.0) - math.log(2 * math.sqrt(40))))
-    p_sel = sigmoid(6.0 * (math.log(8.0) - math.log(400**0.25)))
+    p_no = Phi((math.log(8.0) - math.log(2 * math.sqrt(40))) / 0.2)
+    p_sel = Phi((math.log(8.0) - math.log(400**0.25)) / 0.2)
     got = out["regimes"]
     assert out["horizon"] == 10000
     assert got["not_overfitting"][0] == pytest.approx(p_no)
@@ -42,8 +40,14 @@ def test_probabilities_hand_worked():
     assert sum(p for p, _, _ in got.values()) == pytest.approx(1.0)
     for p, low, high in got.values():
         assert low <= p <= high and high - low > 0
-    low_no = sigmoid(4.0 * (math.log(8.0) - math.log(2 * math.sqrt(40) * 1.1)))
-    assert got["not_overfitting"][1] == pytest.approx(low_no)
+    half = 1.959964 * math.sqrt(0.01)  # the boundary's own 95% half-width in log ||mu||
+    low_no = Phi((math.log(8.0) - math.log(2 * math.sqrt(40)) - half) / 0.2)
+    assert got["not_overfitting"][1] == pytest.approx(low_no, rel=1e-5)
+    star, low, high = out["boundaries"]["not overfitting"]
+    new = 2.178813 * math.sqrt(0.01 + 0.2**2)  # a new crossing: the law's variance and the scatter, t with 16 - 4 dof
+    assert (star, low, high) == pytest.approx(
+        (2 * math.sqrt(40), star * math.exp(-new), star * math.exp(new)), rel=1e-5
+    )
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ def test_three_points_make_a_sqrt2_grid_a_2_to_the_eighth_grid():
     runs = pd.DataFrame({"run_id": [f"r{i}" for i in range(4)], "d": 100, "n": 10,
                          "signal_norm": [5.0, 7.0710678, 10.0, 14.142136]})  # fmt: skip
     labels = pd.DataFrame({"run_id": runs["run_id"], "overfits": [True, True, False, False],
-                           "selects": [False, False, False, False]})  # fmt: skip
+                           "selects": [False, False, False, False], "selects_argmax": [True] * 4})  # fmt: skip
     new = refinement_norms(runs, labels, points=3)["signal_norm"].to_numpy()
     assert new == pytest.approx(7.0710678 * 2 ** (np.arange(1, 4) / 8), rel=1e-6)
 

@@ -1,4 +1,4 @@
-"""Regime boundaries fitted from labelled runs (docs/regimes.md#fitted-boundaries).
+"""Regime boundaries fitted from labelled runs (docs/regimes.md#crossings).
 
 One binary label per run (the side of a boundary: not overfitting, or attention selecting at
 test time), one model over every run at a horizon:
@@ -213,3 +213,25 @@ def held_out_log_loss(runs: pd.DataFrame, label: str, k_max: float, fixed: dict[
         eta = theta[0] * (x[test] - U[test] @ theta[1:])
         losses.append(np.logaddexp(0.0, eta) - y[test] * eta)
     return float(np.mean(np.concatenate(losses))) if losses else float("nan")
+
+
+def line_seed_bootstrap(runs: pd.DataFrame, label: str, k_max: float, draws: int = 200, seed: int = 0,
+                        groups=("d", "n", "seed")) -> dict[str, tuple[float, float]]:  # fmt: skip
+    """95% percentile intervals of a and b when whole line-seeds are resampled: the runs of one
+    (d, n, seed) share their noise, flips and initialisation, so they are one unit, not many
+    (docs/regimes.md#crossings). A draw whose labels do not change, or that loses an axis, is
+    skipped."""
+    units = [frame for _, frame in runs.groupby(list(groups))]
+    rng = np.random.default_rng(seed)
+    values: dict[str, list[float]] = {"a": [], "b": []}
+    for _ in range(draws):
+        sample = pd.concat([units[i] for i in rng.integers(0, len(units), len(units))], ignore_index=True)
+        if sample["d"].nunique() < runs["d"].nunique() or sample["n"].nunique() < runs["n"].nunique():
+            continue
+        f = fit(sample, label, k_max, intervals=False)
+        if f is not None:
+            for term in values:
+                if f.estimates[term] is not None:
+                    values[term].append(f.estimates[term])
+    alpha = (1 - LEVEL) / 2
+    return {t: tuple(np.quantile(v, [alpha, 1 - alpha])) if v else (np.nan, np.nan) for t, v in values.items()}

@@ -1,53 +1,54 @@
 """The regime predictor: P(regime) at (d, n, ||mu||, steps) from the fitted regime model
 (results/tables/regime_model.csv, benign.tables.boundaries.regime_model).
 
-Each boundary gives P(side) = sigmoid(k (log ||mu|| - log ||mu||*(d, n))), ||mu||* = c d^a n^b.
-The regimes combine the two sides, read as independent: not overfitting with P_no, benign with
-(1 - P_no) P_sel, harmful with (1 - P_no) (1 - P_sel). The interval of each probability spans
-the boundaries' ||mu||* over their 95% intervals, whose widths (in log ||mu||) are those of the
-nearest fitted (d, n) line. Outside the fitted range of d and n, or at a horizon that was not
+Each boundary is the crossing law log ||mu||* = log c + a log d + b log n + sigma z fitted to
+the atlas's crossings (benign.analysis.crossings), so P(side) at ||mu|| is
+Phi((log ||mu|| - log ||mu||*) / sigma). The regimes combine the two boundaries read by the
+normalised test loss, as independent: not overfitting with P_no, benign with (1 - P_no) P_sel,
+harmful with (1 - P_no) (1 - P_sel). The interval of each probability spans the boundaries'
+95% intervals at (d, n), from the covariance of the law's terms; the interval of ||mu||* given
+for a boundary is that of a new crossing there (the law's variance plus sigma^2, with Student's
+t for the estimated sigma), the one a run at that setting would fall in. Outside the fitted range of d and n, or at a horizon that was not
 fitted, the model does not answer.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+from scipy.stats import norm, t
 
 NOT_OVERFITTING, SELECTION = "not overfitting", "selection (harmful below)"
+TERMS = ("log_c", "a", "b")
+Z95 = float(norm.ppf(0.975))
 
 
 class OutsideModel(ValueError):
     """A question the fitted model cannot answer; the message names the value and the range."""
 
 
-def _boundary(model: pd.DataFrame, d: float, n: float) -> tuple[float, float, float, float]:
-    """(||mu||*, its low and high ends, k) of one boundary's rows at (d, n)."""
-    first = model.iloc[0]
-    star = first["c"] * d ** _or0(first["a"]) * n ** _or0(first["b"])
-    lines = model.assign(dist=(np.log(model["d"] / d)) ** 2 + (np.log(model["n"] / n)) ** 2)
-    near = lines.sort_values("dist").iloc[0]
-    low = star * near["mu_star_low"] / near["mu_star"] if np.isfinite(near["mu_star_low"]) else 0.0
-    high = star * near["mu_star_high"] / near["mu_star"] if np.isfinite(near["mu_star_high"]) else np.inf
-    return star, low, high, float(first["k"])
+def _boundary(row: pd.Series, d: float, n: float) -> tuple[float, float, float, float, float]:
+    """(log ||mu||*, the half-width of its 95% interval, of a new crossing's, sigma) at (d, n)."""
+    x = np.array([1.0, math.log(d), math.log(n)])
+    beta = np.array([row[t] for t in TERMS], dtype=float)
+    cov = np.array([[row[f"cov_{t}_{u}"] for u in TERMS] for t in TERMS], dtype=float)
+    var = float(x @ cov @ x)
+    sigma = float(row["sigma"])
+    dof = max(int(row["crossings"]) - len(TERMS) - 1, 1)  # sigma is estimated: Student's t for a new crossing
+    return float(x @ beta), Z95 * math.sqrt(var), float(t.ppf(0.975, dof)) * math.sqrt(var + sigma**2), sigma, var
 
 
-def _or0(value) -> float:
-    return float(value) if np.isfinite(value) else 0.0
-
-
-def _side(signal_norm: float, star: float, k: float) -> float:
-    if star == 0.0:
-        return 1.0
-    if not np.isfinite(star):
-        return 0.0
-    return float(1.0 / (1.0 + np.exp(-k * (np.log(signal_norm) - np.log(star)))))
+def _side(signal_norm: float, log_star: float, sigma: float) -> float:
+    return float(norm.cdf((math.log(signal_norm) - log_star) / sigma))
 
 
 def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: int | None = None) -> dict:
     """{"horizon": h, "regimes": {regime: (p, low, high)}, "boundaries": {name: (||mu||*, low,
-    high)}} at (d, n, ||mu||) after ``steps`` (default: the longest fitted horizon). Raises
-    OutsideModel where the model was not fitted."""
+    high)}} at (d, n, ||mu||) after ``steps`` (default: the longest fitted horizon); a
+    boundary's (low, high) is the 95% interval of a new crossing at (d, n). Raises OutsideModel
+    where the model was not fitted."""
     if signal_norm <= 0:
         raise OutsideModel(f"--signal-norm {signal_norm:g}: must be > 0")
     horizons = sorted(model["horizon"].unique())
@@ -55,22 +56,24 @@ def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: 
     if horizon not in horizons:
         raise OutsideModel(f"--steps {steps}: the model was fitted at horizons {', '.join(map(str, horizons))} only")
     at = model[model["horizon"] == horizon]
-    for axis, value in (("d", d), ("n", n)):
-        low, high = at[axis].min(), at[axis].max()
-        if not low <= value <= high:
-            raise OutsideModel(
-                f"--{axis} {value:g}: outside the fitted range {low:g} to {high:g} at horizon {horizon} steps"
-            )
     parts = {}
     for name in (NOT_OVERFITTING, SELECTION):
         rows = at[at["boundary"] == name]
         if rows.empty:
             raise OutsideModel(f"no {name} boundary was fitted at horizon {horizon} steps (its labels never change)")
-        parts[name] = _boundary(rows, d, n)
-    probs = {}
+        row = rows.iloc[0]
+        for axis, value in (("d", d), ("n", n)):
+            low, high = row[f"{axis}_min"], row[f"{axis}_max"]
+            if not low <= value <= high:
+                raise OutsideModel(
+                    f"--{axis} {value:g}: outside the fitted range {low:g} to {high:g} at horizon {horizon} steps"
+                )
+        parts[name] = _boundary(row, d, n)
+    probs, stars = {}, {}
     # P(side) falls as ||mu||* rises: the interval's ends come from the boundary's high and low ends
-    for name, (star, low, high, k) in parts.items():
-        probs[name] = (_side(signal_norm, star, k), _side(signal_norm, high, k), _side(signal_norm, low, k))
+    for name, (log_star, half, half_new, sigma, _) in parts.items():
+        probs[name] = tuple(_side(signal_norm, log_star + shift, sigma) for shift in (0.0, half, -half))
+        stars[name] = tuple(math.exp(log_star + shift) for shift in (0.0, -half_new, half_new))
     no, sel = probs[NOT_OVERFITTING], probs[SELECTION]
 
     def combine(f):
@@ -82,4 +85,4 @@ def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: 
         "benign": combine(lambda a, b: (1 - a) * b),
         "harmful": combine(lambda a, b: (1 - a) * (1 - b)),
     }
-    return {"horizon": int(horizon), "regimes": regimes, "boundaries": {k: v[:3] for k, v in parts.items()}}
+    return {"horizon": int(horizon), "regimes": regimes, "boundaries": stars}

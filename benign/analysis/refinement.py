@@ -16,7 +16,12 @@ import pandas as pd
 from benign.analysis.theory import Criteria, regimes_at
 from benign.synthetic import spec
 
-SIDES = {"not overfitting": ("overfits", True), "selection": ("selects", False)}  # label column, negated
+# label column, negated: the boundaries the regime-boundaries table fits (benign.tables.boundaries)
+SIDES = {
+    "not overfitting": ("overfits", True),
+    "selection": ("selects", False),
+    "argmax selection": ("selects_argmax", False),
+}
 RUN_FIELDS = tuple(k for k in spec.NUMBERS if k not in ("signal_norm", "steps"))  # a run of the line, at any norm
 
 

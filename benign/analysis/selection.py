@@ -21,6 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from benign.analysis.clock import g
+
 KINDS = ("relevant", "weak_true", "weak_opposite", "irrelevant")  # token 0, 1, 2, 3..T-1
 
 
@@ -63,6 +65,27 @@ def selection(att: torch.Tensor, T: int, mask: torch.Tensor | None = None) -> di
     out = {f"sel_{name}": _mean_over(kind == k, mask) for k, name in enumerate(KINDS)}
     out["att_relevant"] = _mean_over(input_tokens(att, T)[..., 0], mask)
     return out
+
+
+def attention_gap(att: torch.Tensor, T: int) -> torch.Tensor:
+    """Lambda of each row (B, m): the relevant token's logit minus the log-sum-exp of every other
+    entry's, log a_0 - log(1 - a_0) from the softmax a (docs/regimes.md#dynamics). a_0 is held
+    one machine epsilon inside (0, 1), so a saturated row gives a finite Lambda (about 36 in
+    float64)."""
+    a0 = input_tokens(att, T)[..., 0].double()
+    eps = torch.finfo(att.dtype).eps
+    a0 = a0.clamp(eps, 1 - eps)
+    return torch.log(a0) - torch.log1p(-a0)
+
+
+def gap_growth(att: torch.Tensor, T: int, mask: torch.Tensor | None = None) -> dict[str, np.ndarray]:
+    """Per run (B,), over the samples in ``mask``: the mean Lambda (``lambda``) and the mean
+    g(Lambda + log T) (``g``), the theory's clock: g of the gap grows linearly in the steps when
+    the drive on the relevant token is constant (:func:`g`; Lambda + log T is the
+    gap x of s = e^x / (e^x + T))."""
+    lam = attention_gap(att, T)
+    growth = torch.as_tensor(g(lam.cpu().numpy() + np.log(T), T), device=lam.device)
+    return {"lambda": _mean_over(lam, mask), "g": _mean_over(growth, mask)}
 
 
 def reference_losses(values: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None = None) -> dict[str, np.ndarray]:

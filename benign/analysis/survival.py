@@ -6,9 +6,12 @@ known only between two logged steps, (previous logged step, step], and a time th
 not reach is right-censored, (horizon, inf): every run is kept. lifelines fits:
 - Kaplan-Meier curves of each time per SNR band (the time first seen at a logged step,
   right-censored at the horizon);
-- Weibull accelerated-failure-time regressions of log time on SNR, and separately on 1/SNR^2,
-  both with log n and log d, by interval-censored maximum likelihood; AIC says which form
-  fits better.
+- Weibull accelerated-failure-time regressions of log time on SNR, on 1/SNR^2 (two
+  exponential forms) and on log SNR (a power law), each with log n and log d, by
+  interval-censored maximum likelihood; AIC says which form fits better;
+- each run's delay, its generalization time less its fit time, interval-censored from the two
+  times' intervals (right-censored where it has not generalized by the horizon), as a
+  Kaplan-Meier curve per SNR band and a regression of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 TIMES = {"fit_noisy": "fit time", "generalized": "generalization time"}
-FORMS = {"snr": "SNR", "inv_snr2": "1/SNR^2"}  # the covariate whose effect on log time is fitted
+# the covariate whose effect on log time is fitted: two exponential forms (log t linear in SNR,
+# or in 1/SNR^2) and a power law (log t linear in log SNR: t ~ SNR^coef)
+FORMS = {"snr": "SNR", "inv_snr2": "1/SNR^2", "log_snr": "log SNR"}
 FIRST_LOW = 0.5  # the lower end of a time reached at the first logged step (step 0 or 1)
 
 
@@ -58,9 +63,9 @@ def kaplan_meier(times: pd.DataFrame, label: str):
 
 
 def covariates(times: pd.DataFrame, form: str) -> pd.DataFrame:
-    """The regression's columns: lower, upper and the covariates of ``form`` (FORMS): x (SNR or
-    1/SNR^2), and log n and log d where they vary."""
-    x = times["snr"] if form == "snr" else 1.0 / times["snr"] ** 2
+    """The regression's columns: lower, upper and the covariates of ``form`` (FORMS): x (SNR,
+    1/SNR^2 or log SNR), and log n and log d where they vary."""
+    x = {"snr": times["snr"], "inv_snr2": 1.0 / times["snr"] ** 2, "log_snr": np.log(times["snr"])}[form]
     out = pd.DataFrame({"lower": times["lower"], "upper": times["upper"], "x": x.to_numpy()})
     for axis in ("n", "d"):
         if times[axis].nunique() > 1:
@@ -83,7 +88,7 @@ def aft(times: pd.DataFrame, form: str):
 
 
 def aft_rows(times: pd.DataFrame, time: str) -> list[dict]:
-    """Both forms' fits of one time as table rows: each covariate's coefficient on log time with
+    """Every form's fit of one time as table rows: each covariate's coefficient on log time with
     its 95% interval, the form's AIC, and whether it is the better form."""
     fits = {form: aft(times, form) for form in FORMS}
     aics = {form: m.AIC_ for form, m in fits.items() if m is not None}
@@ -102,8 +107,9 @@ def aft_rows(times: pd.DataFrame, time: str) -> list[dict]:
 
 def band_medians(runs: pd.DataFrame, curves: pd.DataFrame, bands: int) -> pd.DataFrame:
     """Per SNR band (quantiles of the runs' log SNR): runs, censored counts and the Kaplan-Meier
-    median of each time (inf where under half the runs reach it by the horizon), and the delay,
-    the generalization median less the fit median."""
+    median of each time (inf where under half the runs reach it by the horizon), the difference
+    of the two medians (``delay``), and the Kaplan-Meier median of the runs' own delays
+    (:func:`delays`, ``run_delay_*``)."""
     ok = runs[runs["status"] == "ok"]
     band = dict(zip(ok["run_id"], snr_bands(ok["snr"], bands)))
     low = ok.assign(band=ok["run_id"].map(band)).groupby("band")["snr"].min()
@@ -119,4 +125,35 @@ def band_medians(runs: pd.DataFrame, curves: pd.DataFrame, bands: int) -> pd.Dat
             table[f"{time}_{name}"] = [stats.get(b, (0, 0, np.nan))[j] for b in table["band"]]
     table = table.sort_values("snr_low").reset_index(drop=True)
     table["delay"] = table["generalized_median"] - table["fit_noisy_median"]
+    per_run = delays(ok, curves)
+    per_run = per_run.assign(band=per_run["run_id"].map(band))
+    stats = {b: (len(g), int(g["censored"].sum()), float(delay_kaplan_meier(g, "delay").median_survival_time_))
+             for b, g in per_run.groupby("band")}  # fmt: skip
+    for j, name in enumerate(("runs", "censored", "median")):
+        table[f"run_delay_{name}"] = [stats.get(b, (0, 0, np.nan))[j] for b in table["band"]]
     return table
+
+
+def delays(runs: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
+    """Per ok run that fits its flipped labels by the horizon: its delay, the generalization time
+    less the fit time, between ``lower`` = max(generalization's lower end - fit's upper end, 0)
+    and ``upper`` = generalization's upper end - fit's lower end (inf where it has not
+    generalized: right-censored), with ``first`` the delay as the logged steps show it (clipped
+    at 0: attention selecting before the labels are fitted counts as no delay), and snr, n, d."""
+    fit = intervals(runs, curves, "fit_noisy").set_index("run_id")
+    gen = intervals(runs, curves, "generalized").set_index("run_id")
+    both = fit[~fit["censored"]].join(gen[["lower", "upper", "censored"]], rsuffix="_gen", how="inner")
+    lower = np.maximum(both["lower_gen"] - both["upper"], 0.0)
+    upper = np.where(both["censored_gen"], np.inf, np.maximum(both["upper_gen"] - both["lower"], FIRST_LOW))
+    first = np.maximum(np.where(both["censored_gen"], both["lower_gen"], both["upper_gen"]) - both["upper"], 0.0)
+    return pd.DataFrame({"run_id": both.index, "lower": lower.to_numpy(), "upper": upper, "first": first,
+                         "censored": both["censored_gen"].to_numpy(bool), "snr": both["snr"].to_numpy(),
+                         "n": both["n"].to_numpy(), "d": both["d"].to_numpy()})  # fmt: skip
+
+
+def delay_kaplan_meier(delay: pd.DataFrame, label: str):
+    """A lifelines KaplanMeierFitter of per-run delays (:func:`delays`): each the delay the logged
+    steps show, right-censored where the run has not generalized by the horizon."""
+    from lifelines import KaplanMeierFitter
+
+    return KaplanMeierFitter(label=label).fit(delay["first"], event_observed=~delay["censored"].to_numpy(bool))

@@ -16,12 +16,12 @@ threshold cannot see the d^(1/4) boundary: that label is kept only as ``head_acc
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from benign.analysis.clock import g
 from benign.config import SWEEP_SEP
 from benign.synthetic.spec import snr
 
@@ -59,17 +59,6 @@ def boundary_harmful(d, c2: float):
     return c2 * np.asarray(d, dtype=float) ** 0.25
 
 
-def g(x, T: int):
-    """g(x) = 2x + 2 sinh(x - log T).
-
-    It is the integral over x of 1 / (s (1 - s)) with s = e^x / (e^x + T), the softmax
-    weight of a token whose logit exceeds the others' by x: the number of gradient steps
-    needed to grow the attention gap to x scales like g(x), exponentially in x.
-    """
-    x = np.asarray(x, dtype=float)
-    return 2 * x + 2 * np.sinh(x - math.log(T))
-
-
 @dataclass(frozen=True)
 class Criteria:
     """The thresholds of the labels (config ``synthetic.regime``)."""
@@ -93,6 +82,13 @@ def selects(test_loss_normalised, test_sel_relevant, criteria: Criteria = Criter
     return np.where(
         np.isfinite(r), r <= criteria.loss_threshold + TOLERANCE, rate >= criteria.rate_threshold - TOLERANCE
     )
+
+
+def selects_argmax(test_sel_relevant, criteria: Criteria = Criteria()) -> np.ndarray:
+    """Whether the relevant token is the most attended on at least a fraction ``rate_threshold``
+    of the test samples: the direction of attention, not its size (docs/regimes.md#labels), so it
+    settles long before r does."""
+    return np.asarray(test_sel_relevant, dtype=float) >= criteria.rate_threshold - TOLERANCE
 
 
 def _series(values: np.ndarray, like, name: str):
@@ -154,8 +150,8 @@ def assign_regimes(runs, criteria: Criteria = Criteria()):
 def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria = Criteria()) -> pd.DataFrame:
     """Each run's regime at each horizon, read from its logged curve: the label of its last
     logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
-    run_id, horizon, step (the logged step used), regime and the two binary labels the
-    boundaries are fitted to: ``overfits`` and ``selects``; a horizon before a run's first logged
+    run_id, horizon, step (the logged step used), regime and the binary labels the
+    boundaries are fitted to: ``overfits``, ``selects`` and ``selects_argmax``; a horizon before a run's first logged
     step, or past its last, is left out."""
     curves = curves.sort_values(["run_id", "step"])
     last_step = curves.groupby("run_id")["step"].max()
@@ -172,6 +168,7 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria = Criteria()) 
                     "regime": np.asarray(label_frame(last, criteria), dtype=object),
                     "overfits": overfits(last["train_acc_noisy"], criteria),
                     "selects": selects(last["test_loss_normalised"], last["test_sel_relevant"], criteria),
+                    "selects_argmax": selects_argmax(last["test_sel_relevant"], criteria),
                 }
             )
         )

@@ -97,8 +97,11 @@ ARTIFACTS = {
                  **ATLAS_TABLE),
         Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
                  "reads", function="benign.tables.boundaries:regime_model", **ATLAS_TABLE),
+        Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
+                 "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
+                 function="benign.tables.gap_dynamics:gap_dynamics", inputs=FITTED, **ATLAS),
         Artifact("generalization_times", "table", "Section 4", "fit and generalization times as censored survival "
-                 "times (Weibull AFT on SNR and 1/SNR^2)", "Tables", when="boundary_fits",
+                 "times (Weibull AFT on SNR, 1/SNR^2 and log SNR) and each run's delay", "Tables", when="boundary_fits",
                  function="benign.tables.generalization_times:generalization_times", inputs=FITTED,
                  params={"bands": "synthetic.boundary_fits.survival_bands"}, **SWEEPS),
         Artifact("regime_map", "figure", "Theorem 4.1", "the regime atlas per n and horizon, with the fitted and "
@@ -107,6 +110,9 @@ ARTIFACTS = {
         Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
                  "theory's", "Synthetic", when="boundary_fits", function="benign.figures.atlas:boundary_scaling",
                  inputs={"fits": "fits"}),
+        Artifact("gap_clock", "figure", "Section 4", "the attention gap's clock g and the test loss r against "
+                 "the steps in the benign band, and the clock's rate against ||mu||", "Synthetic", when="boundary_fits",
+                 function="benign.figures.atlas:gap_clock", inputs=FITTED, **ATLAS),
         Artifact("generalization_delay", "figure", "Section 4", "fit and generalization times as Kaplan-Meier "
                  "curves per SNR band", "Synthetic", when="boundary_fits",
                  function="benign.figures.atlas:generalization_delay", inputs=FITTED,

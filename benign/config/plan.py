@@ -17,6 +17,7 @@ from benign.config.validate import (
     check_run,
     check_split_size,
     check_sweep,
+    excluded,
     grid,
 )
 from benign.core import registry
@@ -81,17 +82,19 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
 
 
 def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
-    """The runs of a named sweep: every combination of its axes' values (docs/regimes.md#sweeps),
-    for every seed, on the sweep's fixed values, horizon and logging."""
+    """The runs of a named sweep: every combination of its axes' values (docs/regimes.md#sweeps)
+    but those its ``exclude`` lists, for every seed, on the sweep's fixed values, horizon and logging."""
     where = f"config key synthetic.{model}.sweeps.{name}"
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     steps = sweep.get("steps", base["steps"])
     check_sweep(where, name, sweep, steps)
     fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name,
              "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
+    cells = [dict(zip(axes, values)) for values in product(*axes.values())]
     return [
-        {**fixed, **dict(zip(axes, values)), "seed": seed}
-        for values in product(*axes.values())
+        {**fixed, **cell, "seed": seed}
+        for cell in cells
+        if not excluded(cell, sweep.get("exclude", []))
         for seed in sweep["seeds"]
     ]
 

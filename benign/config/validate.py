@@ -254,6 +254,19 @@ def check_run(run: dict, where: str) -> None:
             bad(key, f"must be a positive integer for model {run['model']!r}")
 
 
+def _same(a, b) -> bool:
+    """Whether two axis values are the same number (or the same value)."""
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def excluded(run: dict, exclude: list[dict]) -> bool:
+    """Whether a run's axis values match one of a sweep's ``exclude`` combinations."""
+    return any(all(_same(run[key], value) for key, value in combo.items()) for combo in exclude)
+
+
 def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
     """Refuse a sweep whose fixed values repeat an axis, whose logging outgrows its horizon, or
     (the sweep named heatmap, which draws the loss heatmap) whose axes are not d and signal_norm."""
@@ -262,6 +275,13 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
             raise ConfigError(
                 f"{where}.fixed.{key} = {sweep['fixed'][key]!r}: {key} is an axis of this sweep; set it in one place"
             )
+    for k, combo in enumerate(sweep.get("exclude", [])):
+        for key, value in combo.items():
+            if key not in sweep["axes"]:
+                raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: {key} is not an axis of this sweep")
+            values = grid(sweep["axes"][key], f"{where}.axes.{key}")
+            if not any(_same(value, v) for v in values):
+                raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({values})")
     for key in ("log_points", "log_every"):
         if sweep.get(key, 0) > steps:
             raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")

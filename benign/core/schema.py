@@ -31,12 +31,14 @@ METRICS = [
 # Which tokens attention selects (benign.analysis.selection), per run and logged step: on the test set, the
 # fraction of samples whose most-attended token is the relevant one, the mean attention on it and
 # the normalised test loss r (1 uniform attention, 0 selection); the same on the clean training
-# samples; and the fraction of flipped training samples whose most-attended token is of each kind.
+# samples, with their mean attention gap Lambda and mean g(Lambda + log T) (docs/regimes.md#dynamics);
+# and the fraction of flipped training samples whose most-attended token is of each kind.
 SELECTION = [
     ("test_sel_relevant", pa.float64()), ("test_att_relevant", pa.float64()),
     ("test_loss_normalised", pa.float64()),
     ("train_clean_sel_relevant", pa.float64()), ("train_clean_att_relevant", pa.float64()),
     ("train_clean_loss_normalised", pa.float64()),
+    ("train_clean_lambda", pa.float64()), ("train_clean_g", pa.float64()),
     ("train_noisy_sel_relevant", pa.float64()), ("train_noisy_sel_weak_true", pa.float64()),
     ("train_noisy_sel_weak_opposite", pa.float64()), ("train_noisy_sel_irrelevant", pa.float64()),
 ]

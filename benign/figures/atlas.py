@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
 
-from benign.analysis import survival
+from benign.analysis import gap_growth, survival
 from benign.analysis.metrics import regime_fractions
 from benign.analysis.theory import REGIME_LABELS, REGIMES
 from benign.figures.style import NORM, REGIME_COLOURS, STYLE, PathLike, figure_legend, save, seeds_note
@@ -21,52 +22,68 @@ BOUNDARY_COLOURS = {
 }
 
 
+DRAWN = ("not overfitting", "selection (harmful below)")  # the boundaries the regimes are read by
+
+
+def _law_curves(row: pd.Series, d: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
+    """||mu||* of law (i), c d^a n^b, and of the theory's law with a log factor, at (d, n)."""
+    fitted = row["c"] * d ** _or0(row["a"]) * n ** _or0(row["b"])
+    b = _or0(row["b_theory_law"]) if row["theory_b"] == 0.0 else row["theory_b"]
+    theory = row["c_theory_law"] * d ** row["theory_a"] * np.log(d) ** _or0(row["gamma"]) * n**b
+    return fitted, theory
+
+
 @plt.rc_context(STYLE)
 def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, stem: PathLike) -> None:
-    """The regime atlas: one row of panels per horizon, one column per n; each (d, ||mu||) cell's
-    colour mixes the regimes' colours by the fraction of seeds in each; lines: the boundaries of
-    the regime-boundaries table ``fits`` at that n (solid: fitted, dashed: the theory's exponents
-    with their fitted constant). ``runs`` and ``labels``: from benign.analysis.theory.atlas_labels."""
+    """The regime atlas over log d: one row of panels per horizon, one column per n; each (d,
+    ||mu||) cell's colour mixes the regimes' colours by the fraction of seeds in each; lines: the
+    boundaries of the regime-boundaries table ``fits`` at that n (solid: law (i) c d^a n^b; dashed:
+    the theory's exponents with a log factor), drawn only where law (i) predicts held-out lines
+    better than the base rate (a panel says which it leaves out). ``runs`` and ``labels``: from
+    benign.analysis.theory.atlas_labels."""
     horizons, ns = sorted(labels["horizon"].unique()), sorted(runs["n"].unique())
     cells = regime_fractions(labels, runs, ["d", "n", "signal_norm"])
     fig, axes = plt.subplots(len(horizons), len(ns), figsize=(3.3 * len(ns), 3.1 * len(horizons)), squeeze=False,
                              sharex=True, sharey=True, layout="constrained")  # fmt: skip
-    d_line = np.geomspace(runs["d"].min(), runs["d"].max(), 50)
     for i, horizon in enumerate(horizons):
         for j, n in enumerate(ns):
             ax = axes[i, j]
             at = cells[(cells["horizon"] == horizon) & (cells["n"] == n)]
             colour = sum(np.outer(at[r], REGIME_COLOURS[r]) for r in REGIMES)
             colour = np.clip(colour + np.outer(1 - at[list(REGIMES)].sum(axis=1), [0.8, 0.8, 0.8]), 0, 1)
-            ax.scatter(at["d"], at["signal_norm"], c=colour, marker="s", s=28, edgecolors="none")
+            ax.scatter(at["d"], at["signal_norm"], c=colour, marker="s", s=22, edgecolors="none")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"n = {n:g}, horizon {horizon:,}", fontsize=9)
             if at.empty:  # no run of this n reached the horizon: no fit to draw here
                 ax.text(0.5, 0.5, "no run to this horizon", ha="center", va="center", transform=ax.transAxes,
                         fontsize=8, color="0.4")  # fmt: skip
                 continue
-            for _, row in fits[fits["horizon"] == horizon].iterrows():
-                line = BOUNDARY_COLOURS[row["boundary"]]
-                if np.isfinite(row["c"]):
-                    ax.plot(d_line, row["c"] * d_line ** _or0(row["a"]) * n ** _or0(row["b"]), color=line, lw=1.6)
-                if np.isfinite(row.get("c_theory", np.nan)):
-                    y = row["c_theory"] * d_line ** row["theory_a"] * n ** row["theory_b"]
-                    ax.plot(d_line, y, color=line, lw=1.1, ls="--")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(f"n = {n:g}, horizon {horizon:,}", fontsize=9)
+            d_line = np.geomspace(at["d"].min(), at["d"].max(), 60)
+            skipped = []
+            for _, row in fits[(fits["horizon"] == horizon) & fits["boundary"].isin(DRAWN)].iterrows():
+                if not (row["beats_base"] is True or row["beats_base"] == "True") or not np.isfinite(row["c"]):
+                    skipped.append(row["boundary"])
+                    continue
+                fitted, theory = _law_curves(row, d_line, n)
+                ax.plot(d_line, fitted, color=BOUNDARY_COLOURS[row["boundary"]], lw=1.6)
+                if np.isfinite(theory).all():
+                    ax.plot(d_line, theory, color=BOUNDARY_COLOURS[row["boundary"]], lw=1.1, ls="--")
+            if skipped:
+                ax.text(0.02, 0.02, "not drawn (no better than the base rate out of sample): " + ", ".join(skipped),
+                        transform=ax.transAxes, fontsize=6, color="0.3", va="bottom", wrap=True)  # fmt: skip
             if i == len(horizons) - 1:
                 ax.set_xlabel("token dimension d")
             if j == 0:
                 ax.set_ylabel(f"signal norm {NORM}")
-    values = np.sort(runs["d"].unique())
-    axes[-1, 0].set_xticks(values, [f"{v:g}" for v in values])
-    axes[-1, 0].minorticks_off()
     handles = [Patch(facecolor=c, label=REGIME_LABELS[r]) for r, c in REGIME_COLOURS.items()]
-    handles += [Line2D([], [], color="0.3", lw=1.6, label="fitted boundary c d^a n^b"),
-                Line2D([], [], color="0.3", lw=1.1, ls="--", label="theory's exponents, fitted constant")]  # fmt: skip
+    handles += [Line2D([], [], color="0.3", lw=1.6, label="law (i): c d^a n^b"),
+                Line2D([], [], color="0.3", lw=1.1, ls="--", label="theory's exponents x (ln d)^gamma")]  # fmt: skip
     figure_legend(fig, handles, ncols=5)
     note = (f"regime from what attention selects (docs/regimes.md#labels); colour: the regimes mixed by the fraction "
             f"of seeds in each (grey: no label); {seeds_note(runs)}; label of the last logged step at or before the "
-            "horizon; a panel holds the runs that reached its horizon; fits: results/tables/regime_boundaries")  # fmt: skip
+            "horizon; a panel holds the runs that reached its horizon; laws fitted to the crossings, drawn where they "
+            "beat the base rate on held-out lines: results/tables/regime_boundaries")  # fmt: skip
     save(fig, stem, note)
 
 
@@ -74,39 +91,67 @@ def _or0(value) -> float:
     return float(value) if np.isfinite(value) else 0.0
 
 
+def _decades(fits: pd.DataFrame) -> list[tuple[str, float, float]]:
+    """The decade-slope columns of the table, with each decade's ends in d."""
+    out = []
+    for column in fits.columns:
+        if column.startswith("a[") and not column.endswith(("_low", "_high")):
+            k0, k1 = (float(v) for v in column[2:-1].split(","))
+            out.append((column, k0, k1))
+    return sorted(out, key=lambda item: item[1])
+
+
 @plt.rc_context(STYLE)
 def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
-    """Each fitted exponent against the horizon, with its 95% profile interval and the theory's
-    value: one row per boundary, one column per exponent (a of d, b of n, e of log d log n), so a
-    reader sees whether an exponent settles as training goes on."""
+    """Per boundary: the local slope of log ||mu||* in each decade of d (law (iii)) with its 95%
+    interval, one colour per horizon, beside the theory's exponent of d and law (i)'s a over the
+    whole range; and a, b and e of law (i) against the horizon. A reader sees whether the slope
+    falls towards the theory's value as d grows, and whether it settles as training goes on."""
     boundaries = list(dict.fromkeys(fits["boundary"]))
     params = [("a", "exponent of d", "theory_a"), ("b", "exponent of n", "theory_b"), ("e", "log d log n term", None)]
-    fig, axes = plt.subplots(len(boundaries), len(params), figsize=(4.2 * len(params), 3.3 * len(boundaries)),
-                             squeeze=False, sharex=True, layout="constrained")  # fmt: skip
+    decades = _decades(fits)
+    horizons = sorted(fits["horizon"].unique())
+    shades = dict(zip(horizons, plt.get_cmap("viridis")(np.linspace(0.1, 0.8, len(horizons)))))
+    fig, axes = plt.subplots(len(boundaries), 1 + len(params), figsize=(4.0 * (1 + len(params)), 3.2 * len(boundaries)),
+                             squeeze=False, layout="constrained")  # fmt: skip
     for i, boundary in enumerate(boundaries):
         rows = fits[fits["boundary"] == boundary].sort_values("horizon")
+        ax = axes[i, 0]
+        for k, (_, row) in enumerate(rows.iterrows()):
+            centres = np.array([np.sqrt(k0 * k1) for _, k0, k1 in decades]) * (1 + 0.12 * (k - 1))
+            est = np.array([row[c] for c, _, _ in decades], dtype=float)
+            low = np.array([row[f"{c}_low"] for c, _, _ in decades], dtype=float)
+            high = np.array([row[f"{c}_high"] for c, _, _ in decades], dtype=float)
+            ok = np.isfinite(est)
+            ax.errorbar(centres[ok], est[ok], yerr=[est[ok] - low[ok], high[ok] - est[ok]], fmt="o", ms=4, capsize=2,
+                        color=shades[row["horizon"]], label=f"horizon {row['horizon']:,}")  # fmt: skip
+        ax.axhline(
+            rows["theory_a"].iloc[0], color="0.3", ls="--", lw=1.0, label=f"theory: {rows['theory_a'].iloc[0]:g}"
+        )
+        ax.set_xscale("log")
+        ax.set_xlabel("d (centre of the decade)")
+        ax.set_title(f"{boundary}: slope per decade of d", fontsize=9)
+        ax.legend(fontsize=6, loc="best")
         colour = BOUNDARY_COLOURS.get(boundary, "0.2")
-        for j, (p, label, theory) in enumerate(params):
+        for j, (p, label, theory) in enumerate(params, start=1):
             ax = axes[i, j]
             h, est = rows["horizon"].to_numpy(float), rows[p].to_numpy(float)
             low, high = rows[f"{p}_low"].to_numpy(float), rows[f"{p}_high"].to_numpy(float)
             span = np.nanmax(np.abs(np.r_[est, low, high, 0.5])) * 1.3 if np.isfinite(est).any() else 1.0
+            span = min(span, 3.0)
             lo_plot, hi_plot = np.where(np.isfinite(low), low, -span), np.where(np.isfinite(high), high, span)
             ax.errorbar(h, est, yerr=[est - lo_plot, hi_plot - est], fmt="o", color=colour, capsize=3, ms=5)
-            for k in np.flatnonzero(~np.isfinite(low) | ~np.isfinite(high)):
-                if np.isfinite(est[k]):
-                    ax.annotate("open", (h[k], est[k]), textcoords="offset points", xytext=(6, 0), fontsize=7)
             value = rows[theory].iloc[0] if theory else 0.0
             ax.axhline(value, color="0.3", ls="--", lw=1.0, label=f"theory: {value:g}" if theory else "product form: 0")
             ax.axhline(0, color="0.8", lw=0.6)
             ax.set_xscale("log")
             ax.set_ylim(-span, span)
-            ax.set_title(f"{boundary}: {label}", fontsize=9)
+            ax.set_title(f"{boundary}: {label}, law (i)", fontsize=9)
             ax.legend(fontsize=7, loc="best")
             if i == len(boundaries) - 1:
                 ax.set_xlabel("horizon (gradient steps)")
-    note = ("maximum-likelihood fits of P(side) = sigmoid(k (log ||mu|| - log c - a log d - b log n)) over every atlas "
-            "run at each horizon, bars 95% profile-likelihood intervals ('open': not closed by the data); "
+    note = ("crossings of each (d, n, seed) line fitted by interval-censored maximum likelihood; bars 95% intervals; "
+            "left: law (iii), one slope per decade of d; right: law (i) c d^a n^b (e: a log d log n term added); "
             "results/tables/regime_boundaries")  # fmt: skip
     save(fig, stem, note)
 
@@ -141,4 +186,52 @@ def generalization_delay(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     note = (f"fit time: flipped labels fitted from then on; generalization time: attention selects at test time from then "
             f"on (docs/regimes.md#milestones); {seeds_note(ok)}; SNR = ||mu|| / (sigma sqrt d) in quantile bands; "
             "censored at the horizon; regressions: results/tables/generalization_times")  # fmt: skip
+    save(fig, stem, note)
+
+
+@plt.rc_context(STYLE)
+def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, stem: PathLike) -> None:
+    """The theory's clock in the benign band at the longest horizon: g(Lambda + log T) of the
+    clean training samples, less its start, against the steps (a line of slope 1 is linear
+    growth); the normalised test loss r against the steps (slope -1 for a constant drive); and
+    the rate of g's growth against ||mu||, per d."""
+    horizon = int(labels["horizon"].max())
+    band = labels[(labels["horizon"] == horizon) & labels["overfits"].astype(bool) & labels["selects"].astype(bool)]
+    info = runs.drop_duplicates("run_id").set_index("run_id")
+    growth = gap_growth.benign_growth(runs, curves, band)
+    band = band[band["run_id"].isin(growth.loc[~growth["saturated"], "run_id"])]
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.0), layout="constrained")
+    ds = sorted(info.loc[band["run_id"], "d"].unique()) if len(band) else []
+    shade = dict(zip(ds, plt.get_cmap("viridis")(np.linspace(0.05, 0.85, max(len(ds), 1)))))
+    for run_id, curve in curves[curves["run_id"].isin(band["run_id"])].groupby("run_id"):
+        curve = curve[(curve["step"] <= horizon) & (curve["step"] > 0)].sort_values("step")
+        start = curves.loc[(curves["run_id"] == run_id) & (curves["step"] == 0), "train_clean_g"]
+        colour = shade[info.loc[run_id, "d"]]
+        axes[0].plot(curve["step"], curve["train_clean_g"] - float(start.iloc[0]), color=colour, lw=0.6, alpha=0.5)
+        axes[1].plot(curve["step"], curve["test_loss_normalised"], color=colour, lw=0.6, alpha=0.5)
+    for ax, slope, label in ((axes[0], 1.0, "slope 1 (linear in steps)"), (axes[1], -1.0, "slope -1")):
+        t = np.geomspace(max(horizon / 1000, 1), horizon, 10)
+        ax.plot(t, (t / t[0]) ** slope * (1.0 if slope > 0 else 0.5), color="0.2", ls="--", lw=1.0, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("gradient step")
+        ax.legend(fontsize=7, loc="best")
+    axes[0].set_ylabel("g(Lambda + log T) - g at step 0, clean training samples")
+    axes[0].set_title("the theory's clock", fontsize=10)
+    axes[1].set_ylabel("normalised test loss r")
+    axes[1].set_title("what attention does at test time", fontsize=10)
+    for d, g in growth[growth["g_slope"] > 0].groupby("d"):
+        axes[2].scatter(g["signal_norm"], g["g_slope"], color=shade.get(d, "0.3"), s=14, label=f"d = {d:g}")
+    axes[2].set_xscale("log")
+    axes[2].set_yscale("log")
+    axes[2].xaxis.set_minor_formatter(NullFormatter())
+    axes[2].set_xlabel(f"signal norm {NORM}")
+    axes[2].set_ylabel("slope of g on steps")
+    axes[2].set_title("the clock's rate", fontsize=10)
+    if len(growth):
+        axes[2].legend(fontsize=7, loc="best")
+    note = (f"runs of the atlas in the benign band at {horizon:,} steps (flipped labels fitted, attention selecting at "
+            f"test time) whose attention is not saturated at the machine's precision, {len(band)} runs (of "
+            f"{len(growth)}), colour: d; {seeds_note(runs)}; Lambda: the relevant logit minus the "
+            "log-sum-exp of the others; results/tables/gap_dynamics")  # fmt: skip
     save(fig, stem, note)

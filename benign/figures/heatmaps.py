@@ -96,7 +96,9 @@ def _heatmap_curves(fits: pd.DataFrame | None, horizon: int, c1: float | None, c
     out = []
     pins = {"not overfitting": (c1, "c_1", "above: not overfitting", "not_overfitting", r"$c_1\sqrt{d/n}$"),
             "selection (harmful below)": (c2, "c_2", "below: harmful", "harmful", r"$c_2 d^{1/4}$")}  # fmt: skip
-    for boundary, _, _, a, b in BOUNDARIES:
+    for boundary, _, _, a, b, _ in BOUNDARIES:
+        if boundary not in pins:  # the argmax boundary: the heatmaps draw the regimes' two
+            continue
         pinned, const, side, regime, theory = pins[boundary]
         colour = REGIME_COLOURS[regime]
         row = rows[rows["boundary"] == boundary] if rows is not None else ()

@@ -6,6 +6,7 @@ Importing this module selects the non-interactive Agg backend.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -65,14 +66,17 @@ IRRELEVANT_STYLE = {"color": "0.65", "lw": 0.8, "label": "tokens 3..T-1: irrelev
 
 
 def save(fig: plt.Figure, stem: PathLike, note: str) -> None:
-    """Add the settings footnote below everything drawn, then write <stem>.png and <stem>.pdf atomically."""
+    """Add the settings footnote below everything drawn (wrapped to the figure's width), then write <stem>.png and <stem>.pdf atomically."""
     fig.draw_without_rendering()
     fig.set_layout_engine("none")  # freeze the layout, and pin the figure legends where it put them,
     for legend in fig.legends:  # else the tight crop below re-anchors them onto the footnote
         box = legend.get_window_extent().transformed(fig.transFigure.inverted())
         legend.set_bbox_to_anchor(box, transform=fig.transFigure)
     bottom = fig.get_tightbbox().y0 / fig.get_figheight()
-    fig.text(0.5, bottom - 0.005, note, ha="center", va="top", fontsize=7, color="0.3")
+    wrapped = textwrap.fill(
+        note, width=max(int(fig.get_figwidth() * 72 / 3.6), 60)
+    )  # 7-point type, about 3.6 pt a character
+    fig.text(0.5, bottom - 0.005, wrapped, ha="center", va="top", fontsize=7, color="0.3")
     for ext in ("png", "pdf"):
         with atomic_path(Path(f"{os.fspath(stem)}.{ext}")) as tmp:
             metadata = {"CreationDate": None} if ext == "pdf" else None

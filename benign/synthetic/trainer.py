@@ -110,6 +110,8 @@ def _step_metrics(model, T: int, refs: dict, f, att, ft, att_t) -> dict[str, np.
             tr["loss_clean"], refs["clean_loss_selected"], refs["clean_loss_uniform"]
         ),
     }  # fmt: skip
+    gap = selection.gap_growth(att, T, ~model.noisy)
+    out.update({"train_clean_lambda": gap["lambda"], "train_clean_g": gap["g"]})
     out.update({f"train_noisy_sel_{kind}": noisy_sel[f"sel_{kind}"] for kind in selection.KINDS})
     return out
 

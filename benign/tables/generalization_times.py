@@ -1,6 +1,6 @@
 """The generalization-times table: the fit time and the generalization time of every atlas run
-as censored survival times, their Weibull AFT regressions on SNR and on 1/SNR^2 with n and d,
-and the Kaplan-Meier medians per SNR band with the delay between them (docs/regimes.md#delay)."""
+as censored survival times, their Weibull AFT regressions on SNR, on 1/SNR^2 and on log SNR with
+n and d, each run's delay between them, and the Kaplan-Meier medians per SNR band (docs/regimes.md#delay)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     rows = []
     for time in survival.TIMES:
         rows += survival.aft_rows(survival.intervals(runs, curves, time), time)
+    rows += survival.aft_rows(survival.delays(runs, curves), "delay")
     table = pd.DataFrame(rows, columns=["time", "form", "covariate", "coef", "coef_low", "coef_high", "aic",
                                         "better_form", "runs", "censored"])  # fmt: skip
     medians = survival.band_medians(runs, curves, bands)
     display = pd.DataFrame(
         {
-            "Time": table["time"].map(survival.TIMES),
+            "Time": table["time"].map({**survival.TIMES, "delay": "delay (per run)"}),
             "Form": table["form"].map(survival.FORMS),
             "Covariate": [
                 survival.FORMS[f] if c == "x" else COVARIATES.get(c, c)
@@ -38,9 +39,10 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
             "Runs (censored)": [f"{r.runs} ({r.censored})" for r in table.itertuples()],
         }
     )
-    better = {t: table.loc[(table["time"] == t) & table["better_form"], "form"] for t in survival.TIMES}
+    names = {**survival.TIMES, "delay": "delay"}
+    better = {t: table.loc[(table["time"] == t) & table["better_form"], "form"] for t in names}
     words = "; ".join(
-        f"{survival.TIMES[t]}: {survival.FORMS[f.iloc[0]]} fits better (lower AIC)" for t, f in better.items() if len(f)
+        f"{names[t]}: {survival.FORMS[f.iloc[0]]} fits best (lowest AIC)" for t, f in better.items() if len(f)
     )
     header = [
         "## Synthetic data: fit and generalization times",
@@ -48,10 +50,12 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
         "the generalization time (the first from which attention selects the relevant token at test time), known "
         "between two logged steps, and right-censored at the horizon where not reached: every run is kept. "
         "Weibull accelerated-failure-time regressions of log time (lifelines, interval-censored maximum likelihood) "
-        "on SNR, and separately on 1/SNR^2, with log n and log d; a negative coefficient shortens the time. "
-        + (words + "." if words else ""),
-        "Kaplan-Meier medians per SNR band (inf: under half the band's runs reach it by the horizon), and the delay, "
-        "the generalization median less the fit median:\n\n" + _medians_markdown(medians),
+        "on SNR, on 1/SNR^2 (two exponential forms) and on log SNR (a power law, time ~ SNR^coef), each with log n "
+        "and log d; a negative coefficient shortens the time. The delay is each run's own: its generalization time "
+        "less its fit time, interval-censored from the two, right-censored where it has not generalized, over the "
+        "runs that fit their flipped labels. " + (words + "." if words else ""),
+        "Kaplan-Meier medians per SNR band (inf: under half the band's runs reach it by the horizon), the difference "
+        "of the two medians, and the Kaplan-Meier median of the runs' own delays:\n\n" + _medians_markdown(medians),
     ]
     write(table, display, header, stem)
     return table
@@ -61,13 +65,14 @@ def _medians_markdown(medians: pd.DataFrame) -> str:
     def step(v):
         return MISSING if not np.isfinite(v) and np.isnan(v) else ("not reached" if np.isinf(v) else f"{v:.0f}")
 
-    lines = ["| SNR band | fit time: median (runs, censored) | generalization time: median (runs, censored) | delay |",
-             "|---|---|---|---|"]  # fmt: skip
+    lines = ["| SNR band | fit time: median (runs, censored) | generalization time: median (runs, censored) | "
+             "difference of medians | per-run delay: median (runs, censored) |", "|---|---|---|---|---|"]  # fmt: skip
     for r in medians.itertuples():
         delay = r.delay if np.isfinite(r.delay) else np.nan
         lines.append(
             f"| {r.band} | {step(r.fit_noisy_median)} ({r.fit_noisy_runs}, {r.fit_noisy_censored}) | "
             f"{step(r.generalized_median)} ({r.generalized_runs}, {r.generalized_censored}) | "
-            f"{MISSING if np.isnan(delay) else f'{delay:.0f}'} |"
+            f"{MISSING if np.isnan(delay) else f'{delay:.0f}'} | "
+            f"{step(r.run_delay_median)} ({r.run_delay_runs}, {r.run_delay_censored}) |"
         )
     return "\n".join(lines)

@@ -1,0 +1,281 @@
+"""Boundaries fitted to crossings, one per line, seed and horizon (docs/regimes.md#crossings).
+
+The runs of one (d, n, seed) line share their noise, flips and initialisation: along the line
+their labels are one deterministic function of ||mu||, so they carry one observation of where
+the boundary lies, not one per run. Each line, seed and horizon gives one crossing ||mu||*,
+known only between two sampled norms: the last norm below the first run on the boundary's upper
+side, and the first norm above the last run on its lower side. A line whose labels change more
+than once gets the bracket that holds every change, and is counted. A line on one side
+throughout is censored at its end norm, never dropped.
+
+The crossings are fitted by interval-censored maximum likelihood (scipy's BFGS on the analytic
+score; the observed information by statsmodels' numerical differentiation of it): log ||mu||* = x beta + offset + sigma z, z standard normal, with three
+laws of d and n (:data:`LAWS`):
+- "power": c d^a n^b, the product law;
+- "theory": the theorem's exponents with a log factor, c d^a0 (ln d)^gamma n^b, the exponents
+  ``fixed`` held (the lower boundary keeps b free, the upper holds b too);
+- "exponents": the theorem's exponents alone, c d^a0 n^b0 (only c fitted);
+- "decades": one slope of log d per decade between neighbouring grid d (a piecewise-linear law),
+  and b.
+Intervals are Wald intervals from the observed information; each counts crossings, the
+independent units. Models are compared by AIC and by the held-out log-likelihood of each line's
+crossings under the fit to the other lines, beside a law without d or n (the base rate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import log_ndtr
+from scipy.stats import norm
+from statsmodels.tools.numdiff import approx_fprime
+
+LEVEL = 0.95
+LAWS = {"power": "c d^a n^b", "theory": "c d^a0 (ln d)^gamma n^b0", "exponents": "c d^a0 n^b0", "decades": "c, one slope of log d per decade, n^b",
+        "none": "c (no law of d or n)"}  # fmt: skip
+LINE = ["d", "n", "seed"]
+LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def crossings(cells: pd.DataFrame, side: str = "side") -> pd.DataFrame:
+    """One crossing per (d, n, seed) of ``cells`` (one horizon; columns d, n, seed, signal_norm
+    and the boolean ``side``, True above the boundary): ``lower`` and ``upper`` (0 where the whole
+    line is above, inf where it is below), ``censored`` ("left", "right" or "") and
+    ``changes``, how many times the label changes along the line (1 for a clean crossing)."""
+    rows = []
+    for (d, n, seed), line in cells.groupby(LINE):
+        line = line.sort_values("signal_norm")
+        norms, above = line["signal_norm"].to_numpy(float), line[side].to_numpy(bool)
+        changes = int(np.sum(above[1:] != above[:-1]))
+        first_above = np.flatnonzero(above)
+        last_below = np.flatnonzero(~above)
+        lower = norms[first_above[0] - 1] if len(first_above) and first_above[0] > 0 else 0.0
+        upper = norms[last_below[-1] + 1] if len(last_below) and last_below[-1] < len(norms) - 1 else np.inf
+        if not len(first_above):
+            lower = norms[-1]
+        if not len(last_below):
+            upper = norms[0]
+        censored = "left" if lower == 0 else "right" if not np.isfinite(upper) else ""
+        rows.append({"d": d, "n": n, "seed": seed, "lower": float(lower), "upper": float(upper),
+                     "censored": censored, "changes": changes, "runs": len(line)})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*LINE, "lower", "upper", "censored", "changes", "runs"])
+
+
+def _log_interval_probability(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """log(Phi(hi) - Phi(lo)) for lo < hi, stable in both tails."""
+    flip = lo > 0  # use the upper tail: Phi(hi) - Phi(lo) = Phi(-lo) - Phi(-hi)
+    a, b = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
+    log_b, log_a = log_ndtr(b), log_ndtr(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return log_b + np.log1p(-np.exp(np.minimum(log_a - log_b, 0.0)))
+
+
+def log_likelihood(lower, upper, mean, sigma) -> np.ndarray:
+    """Each crossing's log P(lower < ||mu||* <= upper) under log ||mu||* ~ N(mean, sigma^2)."""
+    with np.errstate(divide="ignore"):
+        lo = (np.log(np.asarray(lower, dtype=float)) - mean) / sigma
+        hi = (np.log(np.asarray(upper, dtype=float)) - mean) / sigma
+    return _log_interval_probability(lo, hi)
+
+
+def _negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np.ndarray]:
+    """Minus the crossings' log-likelihood under log ||mu||* ~ N(X beta + offset, sigma^2), params
+    = (beta, log sigma), and its gradient."""
+    beta, sigma = params[:-1], math.exp(params[-1])
+    mean = X @ beta + offset
+    with np.errstate(divide="ignore"):
+        lo, hi = (np.log(lower) - mean) / sigma, (np.log(upper) - mean) / sigma
+    logp = _log_interval_probability(lo, hi)
+    # d log P / d mean = (phi(lo) - phi(hi)) / (sigma P); d log P / d log sigma = (lo phi(lo) - hi phi(hi)) / P
+    with np.errstate(over="ignore", invalid="ignore"):
+        w_lo = np.where(np.isfinite(lo), np.exp(-0.5 * lo**2 - LOG_SQRT_2PI - logp), 0.0)
+        w_hi = np.where(np.isfinite(hi), np.exp(-0.5 * hi**2 - LOG_SQRT_2PI - logp), 0.0)
+        d_mean = (w_lo - w_hi) / sigma
+        d_log_sigma = np.where(np.isfinite(lo), lo * w_lo, 0.0) - np.where(np.isfinite(hi), hi * w_hi, 0.0)
+    return -float(np.sum(logp)), -np.r_[X.T @ d_mean, np.sum(d_log_sigma)]
+
+
+def sigma_floor(lower, upper) -> float:
+    """The least scatter the crossings can resolve: the standard deviation of a point spread
+    evenly across the median bracket (in log ||mu||). Below it the brackets cannot tell scatter
+    from none, and the likelihood would drive sigma to 0 (every crossing inside its bracket)."""
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    closed = np.isfinite(upper) & (lower > 0)
+    return float(np.median(np.log(upper[closed] / lower[closed])) / math.sqrt(12)) if closed.any() else 1e-3
+
+
+def _maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
+    """The maximum-likelihood (beta, log sigma), sigma held at or above ``floor``, by scipy's
+    L-BFGS-B from a least-squares start on the brackets' midpoints."""
+    finite = np.isfinite(upper) & (lower > 0)
+    mid = np.where(finite, np.sqrt(lower * np.where(finite, upper, 1.0)), np.where(lower > 0, lower * 2, upper / 2))
+    scale = np.where(np.ptp(X, axis=0) > 0, X.std(axis=0), 1.0)  # columns on one scale: log d spans ~10
+    Xs = X / scale
+    beta = np.linalg.lstsq(Xs, np.log(mid) - offset, rcond=None)[0]
+    resid = np.log(mid) - offset - Xs @ beta
+    start = np.r_[beta, math.log(max(resid.std(), floor))]
+    bounds = [(None, None)] * X.shape[1] + [(math.log(floor), None)]
+    res = minimize(_negative_log_likelihood, start, args=(Xs, offset, lower, upper), jac=True, method="L-BFGS-B",
+                   bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 5000})  # fmt: skip
+    return np.r_[res.x[:-1] / scale, res.x[-1]]
+
+
+@dataclass(frozen=True)
+class CrossingFit:
+    """A law fitted to crossings: its terms' estimates and 95% intervals, sigma (the crossings'
+    scatter in log ||mu||), the log-likelihood, AIC, the crossings fitted and the covariance of
+    the terms (for intervals of combinations, as ||mu||* at a new (d, n))."""
+
+    law: str
+    estimates: dict
+    intervals: dict
+    sigma: float
+    loglik: float
+    aic: float
+    crossings: int
+    cov: pd.DataFrame
+    knots: tuple = ()
+    fixed: tuple = ()
+
+    def mean(self, d, n) -> np.ndarray:
+        """The fitted mean of log ||mu||* at (d, n)."""
+        X, offset = _design(pd.DataFrame({"d": np.atleast_1d(d), "n": np.atleast_1d(n)}), self.law, dict(self.fixed),
+                            self.knots, list(self.estimates))  # fmt: skip
+        return X.to_numpy(float) @ np.array([self.estimates[t] for t in X.columns]) + offset
+
+    def mean_interval(self, d, n, level: float = LEVEL, new: bool = False) -> tuple[np.ndarray, ...]:
+        """(mean, low, high) of log ||mu||* at (d, n): the boundary's interval, or with ``new``
+        the interval of a new crossing there (the boundary's variance plus sigma^2)."""
+        frame = pd.DataFrame({"d": np.atleast_1d(d), "n": np.atleast_1d(n)})
+        X, _ = _design(frame, self.law, dict(self.fixed), self.knots, list(self.estimates))
+        X = X.to_numpy(float)
+        var = np.einsum("ij,jk,ik->i", X, self.cov.loc[list(self.estimates), list(self.estimates)].to_numpy(), X)
+        if new:
+            var = var + self.sigma**2
+        centre, z = self.mean(d, n), norm.ppf(0.5 + level / 2)
+        return centre, centre - z * np.sqrt(var), centre + z * np.sqrt(var)
+
+
+def decade_knots(d) -> tuple[float, ...]:
+    """The sorted distinct d of the crossings: the ends of the decades' slopes."""
+    return tuple(float(v) for v in np.unique(np.asarray(d, dtype=float)))
+
+
+def _design(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple, terms: list | None = None):
+    """(X with named columns, offset) of ``law`` at the crossings' (d, n). ``terms``: keep these
+    columns (a fit's), else those the data can fit (an axis with one value left out)."""
+    log_d, log_n = np.log(cr["d"].to_numpy(float)), np.log(cr["n"].to_numpy(float))
+    cols = {"log_c": np.ones(len(cr))}
+    offset = np.zeros(len(cr))
+    if law == "power":
+        cols["a"], cols["b"] = log_d, log_n
+    elif law == "interaction":
+        cols["a"], cols["b"], cols["e"] = log_d, log_n, log_d * log_n
+    elif law == "theory":
+        offset = fixed.get("a", 0.0) * log_d + fixed.get("b", 0.0) * log_n
+        cols["gamma"] = np.log(np.log(cr["d"].to_numpy(float)))
+        if "b" not in fixed:
+            cols["b"] = log_n
+    elif law == "exponents":
+        offset = fixed.get("a", 0.0) * log_d + fixed.get("b", 0.0) * log_n
+    elif law == "decades":
+        logs = np.log(np.asarray(knots, dtype=float))
+        for lo, hi, k0, k1 in zip(logs[:-1], logs[1:], knots[:-1], knots[1:]):
+            cols[slope_name(k0, k1)] = np.clip(log_d - lo, 0.0, hi - lo)
+        cols["b"] = log_n
+    elif law != "none":
+        raise ValueError(f"law {law!r}: not one of {sorted([*LAWS, 'interaction'])}")
+    X = pd.DataFrame(cols, index=cr.index)
+    if terms is not None:
+        return X[[t for t in terms if t in X]], offset
+    keep = [c for c in X if c == "log_c" or np.ptp(X[c].to_numpy()) > 0]
+    if "e" in keep and not {"a", "b"} <= set(keep):  # log d log n without both axes is one of them rescaled
+        keep.remove("e")
+    return X[keep], offset
+
+
+def slope_name(k0: float, k1: float) -> str:
+    """The decade slope's term, e.g. "a[1e+03,1e+04]"."""
+    return f"a[{k0:.0e},{k1:.0e}]".replace("+0", "+")
+
+
+def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: tuple | None = None,
+        intervals: bool = True) -> CrossingFit | None:  # fmt: skip
+    """``law`` fitted to the crossings ``cr`` (:func:`crossings`) by interval-censored maximum
+    likelihood (sigma at least :func:`sigma_floor`), with 95% Wald intervals; ``fixed``: the exponents the "theory" law holds
+    ({"a": 0.25} or {"a": 0.5, "b": -0.5}). None where no crossing is bracketed on both sides
+    (nothing locates the boundary)."""
+    if cr.empty or (cr["censored"] != "").all():
+        return None
+    fixed = dict(fixed or {})
+    knots = decade_knots(cr["d"]) if knots is None else knots
+    X, offset = _design(cr, law, fixed, knots)
+    lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
+    x = X.to_numpy(float)
+    floor = sigma_floor(lower, upper)
+    params = _maximise(x, offset, lower, upper, floor)
+    nll = _negative_log_likelihood(params, x, offset, lower, upper)[0]
+    cov = np.full((len(params), len(params)), np.nan)
+    if intervals:  # the observed information, by statsmodels' numerical differentiation of the analytic score
+        hess = approx_fprime(params, lambda p: _negative_log_likelihood(p, x, offset, lower, upper)[1], centered=True)
+        hess = (hess + hess.T) / 2
+        free = len(params) if params[-1] > math.log(floor) + 1e-6 else len(params) - 1  # sigma at its floor: held
+        cov[:free, :free] = np.linalg.pinv(hess[:free, :free])
+    z = norm.ppf(0.5 + LEVEL / 2)
+    se = np.sqrt(np.maximum(np.nan_to_num(np.diag(cov), nan=0.0), 0.0))
+    ci = np.column_stack([params - z * se, params + z * se])
+    llf = -nll
+    names = list(X.columns)
+    est = {t: float(v) for t, v in zip(names, params[:-1])}
+    ivals = {t: (float(ci[i, 0]), float(ci[i, 1])) for i, t in enumerate(names)}
+    covariance = pd.DataFrame(cov[:-1, :-1], index=names, columns=names)
+    return CrossingFit(law, est, ivals, float(np.exp(params[-1])), float(llf), float(2 * len(params) - 2 * llf),
+                       len(cr), covariance, tuple(knots), tuple(sorted(fixed.items())))  # fmt: skip
+
+
+def _all_terms(law: str, fixed: dict | None, knots: tuple) -> list[str]:
+    """Every term of ``law``, whether or not some crossings can fit it."""
+    probe = pd.DataFrame({"d": [knots[0], knots[-1]], "n": [1.0, 2.0]})
+    return list(_design(probe, law, dict(fixed or {}), knots, terms=["log_c", "a", "b", "e", "gamma",
+                *(slope_name(k0, k1) for k0, k1 in zip(knots[:-1], knots[1:]))])[0].columns)  # fmt: skip
+
+
+def _estimate(f: CrossingFit, term: str) -> float:
+    """A term's estimate; a decade slope the fit lacks takes its nearest fitted decade's."""
+    if term in f.estimates:
+        return f.estimates[term]
+    if term.startswith("a["):
+        names = [slope_name(k0, k1) for k0, k1 in zip(f.knots[:-1], f.knots[1:])]
+        j = names.index(term)
+        fitted = [i for i, name in enumerate(names) if name in f.estimates]
+        return f.estimates[names[min(fitted, key=lambda i: abs(i - j))]] if fitted else 0.0
+    return 0.0
+
+
+def held_out(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None) -> float:
+    """The mean log-likelihood of each (d, n) line's crossings under ``law`` fitted to the other
+    lines' (the slope of a decade no other line spans taken from the nearest fitted decade: the
+    piecewise-linear law extended). NaN with under 3 lines or when a fold has nothing bracketed."""
+    lines = cr.groupby(["d", "n"]).ngroup().to_numpy()
+    if lines.max(initial=-1) < 2:
+        return float("nan")
+    knots = decade_knots(cr["d"])
+    scores = []
+    for line in np.unique(lines):
+        train, test = cr[lines != line], cr[lines == line]
+        f = fit(train, law, fixed, knots, intervals=False)
+        if f is None:
+            return float("nan")
+        every = _all_terms(law, fixed, knots)
+        X, offset = _design(test, law, dict(f.fixed), knots, terms=every)
+        # a term constant over the training lines is in the fit's constant: add it as a change from there
+        trained_at = _design(train, law, dict(f.fixed), knots, terms=every)[0].iloc[0]
+        beta = np.array([_estimate(f, t) for t in every])
+        base = np.array([0.0 if t in f.estimates else trained_at[t] for t in every])
+        mean = (X.to_numpy(float) - base) @ beta + offset
+        scores.append(log_likelihood(test["lower"], test["upper"], mean, f.sigma))
+    return float(np.mean(np.concatenate(scores)))

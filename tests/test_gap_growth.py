@@ -1,0 +1,56 @@
+"""The attention gap Lambda and the theory's clock g (benign/analysis/selection.py, clock.py) against
+direct computations on hand-built logits, and the clock's statistics (benign/analysis/gap_growth.py)
+on hand-built curves."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.integrate import quad
+
+from benign.analysis import gap_growth, selection
+from benign.analysis.clock import g
+
+
+def test_lambda_is_the_relevant_logit_less_the_log_sum_exp_of_the_others():
+    logits = torch.tensor(
+        [[[2.0, 0.5, -1.0, 0.0], [-0.3, 1.2, 0.4, 0.9], [5.0, -2.0, -2.0, -2.0]]], dtype=torch.float64
+    )
+    att = torch.softmax(logits, dim=-1)
+    direct = logits[..., 0] - torch.logsumexp(logits[..., 1:], dim=-1)
+    assert selection.attention_gap(att, 4).numpy() == pytest.approx(direct.numpy(), rel=1e-12)
+
+
+def test_a_saturated_row_gives_a_finite_gap():
+    att = torch.tensor([[[1.0, 0.0, 0.0, 0.0]]], dtype=torch.float64)
+    gap = float(selection.attention_gap(att, 4))
+    assert np.isfinite(gap) and gap > 30
+
+
+@pytest.mark.parametrize("T", [4, 8])
+def test_g_is_the_integral_of_one_over_s_one_minus_s(T):
+    """g(x) - g(x0) = integral from x0 to x of dx / (s (1 - s)), s = e^x / (e^x + T)."""
+    for x0, x in ((-1.0, 0.5), (0.0, 3.0), (1.0, 6.0)):
+        integral, _ = quad(lambda u: (math.exp(u) + T) ** 2 / (T * math.exp(u)), x0, x)
+        assert float(g(x, T) - g(x0, T)) == pytest.approx(integral, rel=1e-9)
+
+
+def test_gap_growth_averages_g_over_the_masked_samples():
+    logits = torch.tensor([[[2.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.5, 0.0]]], dtype=torch.float64)
+    att = torch.softmax(logits, dim=-1)
+    lam = (logits[..., 0] - torch.logsumexp(logits[..., 1:], dim=-1)).numpy()[0]
+    out = selection.gap_growth(att, 4, torch.tensor([[True, False]]))
+    assert out["lambda"][0] == pytest.approx(lam[0]) and out["g"][0] == pytest.approx(float(g(lam[0] + math.log(4), 4)))
+
+
+def test_the_clock_statistics_of_a_linear_g_and_a_one_over_t_loss():
+    steps = np.unique(np.round(np.geomspace(1, 10_000, 41))).astype(float)
+    curve = pd.DataFrame({"step": np.r_[0.0, steps], "train_clean_g": 3.0 + 0.5 * np.r_[0.0, steps],
+                          "train_clean_lambda": 2.0, "test_loss_normalised": np.r_[1.0, 1.0 / steps]})  # fmt: skip
+    out = gap_growth.run_growth(curve, 10_000)
+    assert out["g_slope"] == pytest.approx(0.5) and out["g_r2"] == pytest.approx(1.0)
+    assert out["g_exponent"] == pytest.approx(1.0, abs=1e-9) and out["r_slope"] == pytest.approx(-1.0, abs=1e-9)
+    saturated = gap_growth.run_growth(curve.assign(train_clean_lambda=35.0), 10_000)
+    assert saturated["saturated"] and np.isnan(saturated["g_slope"])
