@@ -56,7 +56,7 @@ def test_the_atlas_tables_of_a_generated_run(tmp_path_factory):
     runs = pd.read_parquet(repo / "results" / "synthetic" / "token" / "runs.parquet")
     atlas = runs[runs["setting"].str.contains("atlas")]
     assert atlas["run_id"].is_unique and (atlas["setting"] == "atlas_refine").any()
-    assert set(fits["horizon"]) == {50, 150, 300} and len(fits) == 6
+    assert set(fits["horizon"]) == {50, 150, 300} and len(fits) == 9  # three boundaries
     at_150 = fits[fits["horizon"] == 150]
     assert set(at_150["runs"]) == {int((atlas["steps"] >= 150).sum())}  # the refinement's runs included
     model = pd.read_csv(repo / "results" / "tables" / "regime_model.csv")

@@ -142,7 +142,8 @@ def delays(runs: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
     at 0: attention selecting before the labels are fitted counts as no delay), and snr, n, d."""
     fit = intervals(runs, curves, "fit_noisy").set_index("run_id")
     gen = intervals(runs, curves, "generalized").set_index("run_id")
-    both = fit[~fit["censored"]].join(gen[["lower", "upper", "censored"]], rsuffix="_gen", how="inner")
+    both = fit[~fit["censored"]].merge(gen[["lower", "upper", "censored"]], left_index=True, right_index=True,
+                                       suffixes=("", "_gen"))  # fmt: skip
     lower = np.maximum(both["lower_gen"] - both["upper"], 0.0)
     upper = np.where(both["censored_gen"], np.inf, np.maximum(both["upper_gen"] - both["lower"], FIRST_LOW))
     first = np.maximum(np.where(both["censored_gen"], both["lower_gen"], both["upper_gen"]) - both["upper"], 0.0)

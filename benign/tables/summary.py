@@ -47,13 +47,34 @@ def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in table.iterrows():
         rows.append({
-            "boundary": r["boundary"], "horizon": int(r["horizon"]), "runs": int(r["runs"]),
+            "boundary": r["boundary"], "horizon": int(r["horizon"]),
+            "crossings (bracketed)": f"{int(r['crossings'])} ({int(r['bracketed'])})",
             "a (d), 95% interval": f"{_interval(r, 'a')}: {r['a_verdict']} (theory {_f(r['theory_a'])})",
             "b (n), 95% interval": f"{_interval(r, 'b')}: {r['b_verdict']} (theory {_f(r['theory_b'])})",
-            "e (log d log n)": _interval(r, "e"), "resolution (factor in ||mu||)": _f(r["resolution"]),
-            "held-out log-loss (fit / theory / base)": " / ".join(
-                _f(r[c]) for c in ("heldout_log_loss", "heldout_log_loss_theory", "base_log_loss")),
+            "e (log d log n)": _interval(r, "e"), "sigma": _f(r["sigma"]),
+            "held-out log-lik. (i) / (ii) / (iii) / base": " / ".join(
+                _f(r[f"heldout_{law}"]) for law in ("power", "theory", "decades", "none")),
+            "best held-out / AIC": f"{r['best_heldout']} / {r['best_aic']}",
         })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _slopes(table: pd.DataFrame) -> pd.DataFrame:
+    decades = [c for c in table.columns if c.startswith("a[") and not c.endswith(("_low", "_high"))]
+    out = table[["boundary", "horizon"]].copy()
+    for column in decades:
+        out[f"slope, d {column[2:-1].replace(',', ' to ')}"] = [_interval(r, column) for _, r in table.iterrows()]
+    return out
+
+
+def _gaps(table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for horizon, g in table.groupby("horizon"):
+        fitted = g[~g["saturated"].astype(bool)]
+        rows.append({"horizon": int(horizon), "benign runs (saturated)": f"{len(g)} ({len(g) - len(fitted)})",
+                     "median R^2 of g on steps": _f(fitted["g_r2"].median()),
+                     "median local exponent of g": _f(fitted["g_exponent"].median()),
+                     "median local slope of log r": _f(fitted["r_slope"].median())})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -124,16 +145,18 @@ def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
-SECTIONS = {  # table -> (heading, what its rows say)
-    "synthetic_regimes": ("Named settings", _regimes),
-    "regime_boundaries": ("Regime boundaries of the atlas", _boundaries),
-    "generalization_times": ("Fit and generalization times (censored regressions)", _times),
-    "delay_scan": ("Delay scan in the benign band (runs per outcome)", _delay_scan),
-    "max_margin": ("Attention-SVM check, at the largest horizon", _max_margin),
-    "real_eta0.1": ("Real data, eta = 0.1 (Table 2)", _real),
-    "real_eta0_0.2": ("Real data, eta = 0 and 0.2 (Table 6)", _real),
-    "real_dynamics": ("Real data: test accuracy over phase 2, memorising, re-initialisation", _real_dynamics),
-}
+SECTIONS = (  # (table, heading, what its rows say)
+    ("synthetic_regimes", "Named settings", _regimes),
+    ("regime_boundaries", "Regime boundaries of the atlas", _boundaries),
+    ("regime_boundaries", "Regime boundaries: the local slope of each decade of d", _slopes),
+    ("gap_dynamics", "The attention gap's clock in the benign band", _gaps),
+    ("generalization_times", "Fit and generalization times (censored regressions)", _times),
+    ("delay_scan", "Delay scan in the benign band (runs per outcome)", _delay_scan),
+    ("max_margin", "Attention-SVM check, at the largest horizon", _max_margin),
+    ("real_eta0.1", "Real data, eta = 0.1 (Table 2)", _real),
+    ("real_eta0_0.2", "Real data, eta = 0 and 0.2 (Table 6)", _real),
+    ("real_dynamics", "Real data: test accuracy over phase 2, memorising, re-initialisation", _real_dynamics),
+)
 
 
 def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float]) -> str:
@@ -143,7 +166,7 @@ def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str],
     lines += [f"- {key}: {value}" for key, value in header.items()]
     lines += [f"- job time, {half}: {seconds / 60:.1f} min" for half, seconds in job_seconds.items()]
     lines.append("")
-    for name, (heading, rows) in SECTIONS.items():
+    for name, heading, rows in SECTIONS:
         if name not in tables:
             continue
         lines += [f"## {heading}", "", f"From `results/tables/{name}.csv`.", ""]
