@@ -54,17 +54,18 @@ def test_a_known_power_law_is_recovered_with_its_scatter():
 @pytest.mark.parametrize("truth, winner", [({"a": 0.25, "gamma": 1.0}, "theory"), ({"a": 0.4, "gamma": 0.0}, "power")])
 def test_the_law_that_made_the_crossings_wins(truth, winner):
     """With a = 1/4 and a log factor, law (ii) wins; with a pure power a = 0.4, law (i) does: by AIC
-    in 16 or more of 20 simulated atlases, and by the mean held-out log-likelihood over them of the default grid (3 seeds,
+    in 16 or more of 20 simulated atlases, and by the mean held-out log-likelihood over 8 of them of the default grid (3 seeds,
     as config/full.yaml; scatter 0.05 in log ||mu||, a quarter of a refined bracket)."""
     rng = np.random.default_rng(7)
     by_aic, held_out = 0, {"power": [], "theory": []}
-    for _ in range(20):
+    for draw in range(20):
         cr = crossings.crossings(simulate(rng, sigma=0.05, seeds=3, **truth))
         laws = {"power": None, "theory": {"a": 0.25}}
         fits = {law: crossings.fit(cr, law, fixed) for law, fixed in laws.items()}
         by_aic += min(fits, key=lambda law: fits[law].aic) == winner
         for law, fixed in laws.items():
-            held_out[law].append(crossings.held_out(cr, law, fixed))
+            if draw < 8:  # leave-one-line-out refits every law 13 times: 8 atlases are enough for the mean
+                held_out[law].append(crossings.held_out(cr, law, fixed))
     loser = ({"power", "theory"} - {winner}).pop()
     assert by_aic >= 16, by_aic
     assert np.mean(held_out[winner]) > np.mean(held_out[loser]), held_out
@@ -122,8 +123,9 @@ def test_the_predictors_intervals_cover_new_crossings_off_the_grid():
         cells = simulate(rng, a=0.3, b=-0.2, sigma=0.15)
         runs = cells.drop_duplicates(["d", "n", "seed", "signal_norm"]).reset_index(drop=True)
         runs["run_id"] = [f"r{i}" for i in range(len(runs))]
+        # the argmax label never changes, so no law is fitted to it (the predictor reads the other two)
         labels = pd.DataFrame({"run_id": runs["run_id"], "horizon": 1000, "overfits": ~runs["side"],
-                               "selects": runs["side"], "selects_argmax": runs["side"]})  # fmt: skip
+                               "selects": runs["side"], "selects_argmax": True})  # fmt: skip
         model = fitted_model(runs.assign(setting="atlas", steps=1000), labels)
         d, n = float(rng.choice([3e3, 3e4, 3e5, 3e6])), float(rng.choice([14, 28]))
         star = 1.5 * d**0.3 * n**-0.2 * math.exp(0.15 * rng.standard_normal())
