@@ -70,8 +70,8 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
                 if np.isfinite(theory).all():
                     ax.plot(d_line, theory, color=BOUNDARY_COLOURS[row["boundary"]], lw=1.1, ls="--")
             if skipped:
-                ax.text(0.02, 0.02, "not drawn (no better than the base rate out of sample): " + ", ".join(skipped),
-                        transform=ax.transAxes, fontsize=6, color="0.3", va="bottom", wrap=True)  # fmt: skip
+                ax.text(0.03, 0.03, "not drawn, no better than the\nbase rate held out: " + ", ".join(skipped),
+                        transform=ax.transAxes, fontsize=6, color="0.3", va="bottom")  # fmt: skip
             if i == len(horizons) - 1:
                 ax.set_xlabel("token dimension d")
             if j == 0:
