@@ -93,3 +93,22 @@ def test_covariates_leave_out_an_axis_that_does_not_vary(form):
     runs, curves = simulated(slope=1.0, runs=30, seed=4)
     cols = survival.covariates(survival.intervals(runs, curves, "generalized"), form)
     assert list(cols.columns) == ["lower", "upper", "x"]
+
+
+def test_a_form_that_does_not_converge_is_reported_not_dropped(monkeypatch):
+    from lifelines.exceptions import ConvergenceError
+
+    runs, curves = simulated(slope=2.0, runs=120, seed=5)
+    times = survival.intervals(runs, curves, "generalized")
+    real_aft = survival.aft
+
+    def failing(times, form):
+        if form == "log_snr":
+            raise ConvergenceError("did not converge")
+        return real_aft(times, form)
+
+    monkeypatch.setattr(survival, "aft", failing)
+    rows = pd.DataFrame(survival.aft_rows(times, "generalized"))
+    failed = rows[rows["form"] == "log_snr"]
+    assert len(failed) == 1 and not failed["converged"].iloc[0] and np.isnan(failed["aic"].iloc[0])
+    assert rows[rows["form"] != "log_snr"]["converged"].all() and rows["better_form"].sum() > 0

@@ -89,11 +89,22 @@ def aft(times: pd.DataFrame, form: str):
 
 def aft_rows(times: pd.DataFrame, time: str) -> list[dict]:
     """Every form's fit of one time as table rows: each covariate's coefficient on log time with
-    its 95% interval, the form's AIC, and whether it is the better form."""
-    fits = {form: aft(times, form) for form in FORMS}
+    its 95% interval, the form's AIC, and whether it is the better form. A form whose likelihood
+    lifelines cannot maximise (its ConvergenceError) gets one row, covariate "x", with no numbers
+    and ``converged`` False: reported, not dropped, and not compared."""
+    from lifelines.exceptions import ConvergenceError
+
+    fits, failed = {}, []
+    for form in FORMS:
+        try:
+            fits[form] = aft(times, form)
+        except ConvergenceError:
+            failed.append(form)
     aics = {form: m.AIC_ for form, m in fits.items() if m is not None}
     best = min(aics, key=aics.get) if aics else None
-    rows = []
+    rows = [{"time": time, "form": form, "covariate": "x", "coef": np.nan, "coef_low": np.nan, "coef_high": np.nan,
+             "aic": np.nan, "better_form": False, "runs": len(times), "censored": int(times["censored"].sum()),
+             "converged": False} for form in failed]  # fmt: skip
     for form, model in fits.items():
         if model is None:
             continue
@@ -101,7 +112,8 @@ def aft_rows(times: pd.DataFrame, time: str) -> list[dict]:
         for covariate, r in summary.iterrows():
             rows.append({"time": time, "form": form, "covariate": covariate, "coef": r["coef"],
                          "coef_low": r["coef lower 95%"], "coef_high": r["coef upper 95%"], "aic": model.AIC_,
-                         "better_form": form == best, "runs": len(times), "censored": int(times["censored"].sum())})  # fmt: skip
+                         "better_form": form == best, "runs": len(times), "censored": int(times["censored"].sum()),
+                         "converged": True})  # fmt: skip
     return rows
 
 

@@ -22,7 +22,7 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
         rows += survival.aft_rows(survival.intervals(runs, curves, time), time)
     rows += survival.aft_rows(survival.delays(runs, curves), "delay")
     table = pd.DataFrame(rows, columns=["time", "form", "covariate", "coef", "coef_low", "coef_high", "aic",
-                                        "better_form", "runs", "censored"])  # fmt: skip
+                                        "better_form", "runs", "censored", "converged"])  # fmt: skip
     medians = survival.band_medians(runs, curves, bands)
     display = pd.DataFrame(
         {
@@ -33,9 +33,13 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
                 for f, c in zip(table["form"], table["covariate"])
             ],
             "Coefficient on log time [95%]": [
-                f"{r.coef:.3g} [{r.coef_low:.3g}, {r.coef_high:.3g}]" for r in table.itertuples()
+                f"{r.coef:.3g} [{r.coef_low:.3g}, {r.coef_high:.3g}]" if r.converged else "did not converge"
+                for r in table.itertuples()
             ],
-            "AIC": [f"{a:.1f}" + (" (better)" if b else "") for a, b in zip(table["aic"], table["better_form"])],
+            "AIC": [
+                f"{a:.1f}" + (" (better)" if b else "") if np.isfinite(a) else MISSING
+                for a, b in zip(table["aic"], table["better_form"])
+            ],  # fmt: skip
             "Runs (censored)": [f"{r.runs} ({r.censored})" for r in table.itertuples()],
         }
     )
