@@ -42,7 +42,6 @@ ATLAS_SETTINGS = [*FITS.get("sweeps", []), *([REFINE_SETTING] if REFINE else [])
 DELAY_SCAN = "delay_scan"
 HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
 MODELS = plan.configured_models(config)
-SYN_TABLES = ["runs", "curves", "attention"]
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
 
 
