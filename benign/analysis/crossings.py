@@ -128,7 +128,8 @@ def _maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
 class CrossingFit:
     """A law fitted to crossings: its terms' estimates and 95% intervals, sigma (the crossings'
     scatter in log ||mu||), the log-likelihood, AIC, the crossings fitted and the covariance of
-    the terms (for intervals of combinations, as ||mu||* at a new (d, n))."""
+    the terms (the regime model's, for ||mu||* at a new (d, n)); the knots and fixed exponents
+    it was fitted with (held-out predictions rebuild its design from them)."""
 
     law: str
     estimates: dict
@@ -140,24 +141,6 @@ class CrossingFit:
     cov: pd.DataFrame
     knots: tuple = ()
     fixed: tuple = ()
-
-    def mean(self, d, n) -> np.ndarray:
-        """The fitted mean of log ||mu||* at (d, n)."""
-        X, offset = _design(pd.DataFrame({"d": np.atleast_1d(d), "n": np.atleast_1d(n)}), self.law, dict(self.fixed),
-                            self.knots, list(self.estimates))  # fmt: skip
-        return X.to_numpy(float) @ np.array([self.estimates[t] for t in X.columns]) + offset
-
-    def mean_interval(self, d, n, level: float = LEVEL, new: bool = False) -> tuple[np.ndarray, ...]:
-        """(mean, low, high) of log ||mu||* at (d, n): the boundary's interval, or with ``new``
-        the interval of a new crossing there (the boundary's variance plus sigma^2)."""
-        frame = pd.DataFrame({"d": np.atleast_1d(d), "n": np.atleast_1d(n)})
-        X, _ = _design(frame, self.law, dict(self.fixed), self.knots, list(self.estimates))
-        X = X.to_numpy(float)
-        var = np.einsum("ij,jk,ik->i", X, self.cov.loc[list(self.estimates), list(self.estimates)].to_numpy(), X)
-        if new:
-            var = var + self.sigma**2
-        centre, z = self.mean(d, n), norm.ppf(0.5 + level / 2)
-        return centre, centre - z * np.sqrt(var), centre + z * np.sqrt(var)
 
 
 def decade_knots(d) -> tuple[float, ...]:

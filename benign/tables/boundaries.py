@@ -104,7 +104,7 @@ def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, 
     return row
 
 
-def horizon_limit(rows: pd.DataFrame, name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: str, negate: bool,
+def horizon_limit(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: str, negate: bool,
                   knots: tuple) -> dict:  # fmt: skip
     """The exponent of d extrapolated to an infinite horizon: on the lines that reach every
     horizon, a at each horizon fitted to their crossings, then a = a_inf + s / ln(horizon) by
@@ -147,7 +147,7 @@ def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, 
         for horizon, at in labels.groupby("horizon"):
             cells = side_labels(at, runs, column, negate)
             rows.append(boundary_row(cells, name, horizon, theory_a, theory_b, fixed, k_max, knots))
-        limits.append(horizon_limit(pd.DataFrame(rows), name, runs, labels, column, negate, knots))
+        limits.append(horizon_limit(name, runs, labels, column, negate, knots))
     table = pd.DataFrame(rows)
     for limit in limits:
         at = table["boundary"] == limit["boundary"]
