@@ -296,8 +296,9 @@ def atlas(ctx: Context) -> dict:
     as many worker processes as the machine has CPUs, each at 1 thread."""
     import pandas as pd
 
-    from benign.analysis.refinement import refinement_jobs
+    from benign.analysis.refinement import refinement_runs
     from benign.analysis.theory import Criteria
+    from benign.config.resources import cluster_settings, pack
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
@@ -312,10 +313,11 @@ def atlas(ctx: Context) -> dict:
     runs = sum(len(v) for v in jobs.values())
     refined = {}
     if refine:
-        plan = refinement_jobs(pd.concat([f[0] for f in frames]), pd.concat([f[1] for f in frames]), refine["horizon"],
-                               refine.get("points", 3), cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"],
-                               Criteria(**cfg["synthetic"]["regime"]), f"{refine['sweep']}_refine",
-                               f"{model}_{refine['sweep']}_refine", refine.get("batches_per_job", 4))  # fmt: skip
+        planned = refinement_runs(pd.concat([f[0] for f in frames]), pd.concat([f[1] for f in frames]),
+                                  refine["horizon"], refine["points"],
+                                  cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"],
+                                  Criteria(**cfg["synthetic"]["regime"]), f"{refine['sweep']}_refine")  # fmt: skip
+        plan = pack(planned, f"{model}_{refine['sweep']}_refine", refine["batches_per_job"], cluster_settings(cfg))
         refine_wall, refined, _ = _run_jobs(plan, workers)
         wall += refine_wall
         runs += sum(len(v) for v in plan.values())

@@ -14,8 +14,7 @@ import sys
 
 from benign.config import ConfigError
 from benign.config.validate import check_run
-from benign.core import registry
-from benign.synthetic import spec
+from benign.synthetic import registry, spec
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -188,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "lr-time":
         return _lr_time(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
-    for key in spec.MODEL_KEYS:  # the models' own run keys (benign.core.registry), for the models that have them
+    for key in spec.MODEL_KEYS:  # the models' own run keys (benign.synthetic.registry), for the models that have them
         if key not in registry.MODELS[run["model"]].run_keys:
             run[key] = None
     try:
@@ -198,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
     from benign.analysis.theory import assign_regimes
-    from benign.core.schema import REFERENCES, SELECTION
+    from benign.synthetic.schema import REFERENCES, SELECTION
     from benign.synthetic.trainer import train_runs
 
     runs, _, _ = train_runs([spec.RunSpec(**run)], device=args.device)

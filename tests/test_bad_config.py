@@ -23,7 +23,7 @@ from snakemake.utils import update_config
 
 from benign.config import ConfigError
 from benign.config.load import load
-from benign.core import registry
+from benign.real import registry
 from tests.helpers.workflow_utils import copy_repo, snakemake
 
 # (id, the user's extra config file, substrings the error must contain)

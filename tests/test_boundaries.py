@@ -137,6 +137,7 @@ def test_the_table_fits_each_boundary_at_each_horizon(tmp_path):
             norms = set(GRID) | {star * f for star in (no, sel) for f in (0.97, 1.03)}  # refined around each
             rows += [{"d": d, "n": n, "seed": seed, "signal_norm": x} for x in sorted(norms)]
     runs = pd.DataFrame(rows).assign(setting="atlas", steps=10000)
+    runs["sweeps"] = [["atlas"]] * len(runs)
     runs["run_id"] = [f"r{i}" for i in range(len(runs))]
     no, sel = np.array([stars[(r.d, r.n, r.seed)] for r in runs.itertuples()]).T
     for horizon in (1000, 10000):

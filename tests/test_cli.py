@@ -38,7 +38,7 @@ def test_bad_value_is_named():
 
 
 def test_every_registered_model_trains_from_the_command_line():
-    from benign.core import registry
+    from benign.synthetic import registry
 
     for name in registry.MODELS:
         extra = ("--mlp-dim", "8") if "mlp_dim" in registry.MODELS[name].run_keys else ()

@@ -78,7 +78,9 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
     keys = [(r["d"], r["n"], r["signal_norm"], r["seed"]) for r in runs]
     assert len(keys) == len(set(keys)) == 2 * 2 * 2 + 2 * 2 * 2 - 2 * 2  # (d 80, n 10) is in both lines
     shared = [r for r in runs if (r["d"], r["n"]) == (80, 10)]
-    assert {r["setting"] for r in shared} == {"line_n+line_d"} and {r["steps"] for r in shared} == {40}
+    assert {(r["setting"], tuple(r["sweeps"])) for r in shared} == {("line_n", ("line_n", "line_d"))} and {
+        r["steps"] for r in shared
+    } == {40}
 
 
 def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():

@@ -53,12 +53,12 @@ SEED = 20250713
 DROP = (*MEASURED, "device")  # the only columns allowed to differ
 ALL = TABLES + REAL_TABLES
 CONFIGS = (SMOKE[1], "config/checkpoints.yaml")
-DELAYED = "results/synthetic/jobs/token_delayed/runs.parquet"
+DELAYED = "results/synthetic/jobs/token_delayed_00/runs.parquet"
 
 
 def checkpoint_written(repo: Path, log: str) -> bool:
     """The delayed job, mid-training, has saved a checkpoint."""
-    return any((repo / "results/.checkpoints/token_delayed").glob("running-*"))
+    return any((repo / "results/.checkpoints/token_delayed_00").glob("running-*"))
 
 
 def refinement_running(repo: Path, log: str) -> bool:
@@ -153,8 +153,8 @@ def test_every_kill_lands_during_the_build(build):
 @pytest.mark.slow
 def test_the_job_killed_mid_training_resumes_from_its_checkpoint(build):
     _, repo, kills, _ = build
-    assert "train_synthetic[job=token_delayed]" in kills[0]["running_at_kill"], kills[0]
-    log = (repo / "logs/synthetic/train_token_delayed.log").read_text()
+    assert "train_synthetic[job=token_delayed_00]" in kills[0]["running_at_kill"], kills[0]
+    log = (repo / "logs/synthetic/train_token_delayed_00.log").read_text()
     assert re.search(r"resumed batch .* from its checkpoint at step \d+", log), log[-2000:]
 
 

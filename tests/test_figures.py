@@ -4,9 +4,10 @@ import pandas as pd
 import pytest
 
 from benign.analysis import metrics
-from benign.core import schema
 from benign.figures import dynamics, heatmaps, projection, style
 from benign.figures import real as real_figures
+from benign.real import schema as real_schema
+from benign.synthetic import schema as syn_schema
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.token_projection import token_projection
 from tests.helpers import frames
@@ -54,15 +55,15 @@ def attention_rows(run_id, T, samples=4, noisy=(1, 2), unfitted=(2,), steps=rang
 
 
 def test_pick_samples_by_kind_at_the_last_step():
-    trace = frames.conform(attention_rows("r", T=4, samples=5, noisy=(1, 2, 4), unfitted=(2, 4)), schema.ATTENTION)
+    trace = frames.conform(attention_rows("r", T=4, samples=5, noisy=(1, 2, 4), unfitted=(2, 4)), syn_schema.ATTENTION)
     # sample 2 is fitted before step 20 and not at the end: judged at the last step
     assert dynamics.pick_samples(trace) == {"clean": 0, "noisy, fitted": 1, "noisy, not fitted": 2}
-    every_noisy_fitted = frames.conform(attention_rows("r", T=4, unfitted=()), schema.ATTENTION)
+    every_noisy_fitted = frames.conform(attention_rows("r", T=4, unfitted=()), syn_schema.ATTENTION)
     assert dynamics.pick_samples(every_noisy_fitted)["noisy, not fitted"] is None
     # the figure takes the lowest seed whose run has every kind, else the lowest seed
     runs = frames.runs([dict(run_id="s1", seed=1), dict(run_id="s2", seed=2), dict(run_id="s3", seed=3)])
     att = frames.conform(attention_rows("s1", T=4, unfitted=()) + attention_rows("s2", T=4)
-                         + attention_rows("s3", T=4), schema.ATTENTION)  # fmt: skip
+                         + attention_rows("s3", T=4), syn_schema.ATTENTION)  # fmt: skip
     assert dynamics._run_with_every_kind(runs, att)[0]["seed"] == 2
     assert dynamics._run_with_every_kind(runs.iloc[:1], att)[0]["seed"] == 1
 
@@ -89,7 +90,7 @@ def test_softmax_dynamics(tmp_path, model):
     )
     att += attention_rows("bad", T=8, cls=model == "encoder", value=np.nan)
     runs = frames.runs(run_rows)
-    attention = frames.conform(att, schema.ATTENTION)
+    attention = frames.conform(att, syn_schema.ATTENTION)
     dynamics.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
     assert_rendered(tmp_path / "dyn")
 
@@ -145,7 +146,7 @@ def test_loss_heatmap_needs_runs(tmp_path):
         heatmaps.loss_heatmap(heatmap_runs(), tmp_path / "heat", c1=3.0, c2=1.0, setting="other")
 
 
-NO_SELECTION = {name: np.nan for name, _ in schema.SELECTION}
+NO_SELECTION = {name: np.nan for name, _ in syn_schema.SELECTION}
 
 
 def delayed_tables(nan_in_ok_run=False):
@@ -189,7 +190,7 @@ def delayed_tables(nan_in_ok_run=False):
     ]
     if nan_in_ok_run:
         curve_rows[3]["test_acc"] = np.nan
-    return frames.runs(run_rows), frames.conform(curve_rows, schema.CURVES)
+    return frames.runs(run_rows), frames.conform(curve_rows, syn_schema.CURVES)
 
 
 def test_delayed_generalization(tmp_path):
@@ -257,7 +258,7 @@ def test_real_attention_dynamics(tmp_path):
     for row in att_rows[:29]:
         row["max_attention"] = np.nan
     real_figures.real_attention_dynamics(
-        frames.conform(att_rows, schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att"
+        frames.conform(att_rows, real_schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att"
     )
     assert_rendered(tmp_path / "att")
 
@@ -281,7 +282,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
 
     from benign.analysis.milestones import annotate
     from benign.analysis.theory import Criteria, atlas_labels
-    from benign.config.plan import sweeps_jobs
+    from benign.config.plan import sweep_groups
     from benign.figures import atlas as atlas_figures
     from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
@@ -289,10 +290,10 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     from benign.tables.generalization_times import generalization_times
 
     base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
-            if k not in ("seed", "setting")}  # fmt: skip
+            if k not in ("seed", "setting", "sweeps")}  # fmt: skip
     sweeps = {"atlas": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 2, 4, 8, 16]}, "seeds": [1, 2],
                         "steps": 200, "log_points": 10}}  # fmt: skip
-    specs = [RunSpec(**run) for runs in sweeps_jobs("token", sweeps, base, ["atlas"]).values() for run in runs]
+    specs = [RunSpec(**run) for _, runs, _ in sweep_groups("token", sweeps, base, ["atlas"]) for run in runs]
     runs, curves, _ = train_runs(specs, device="cpu")
     atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200])
     fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(Criteria()),

@@ -20,7 +20,8 @@ import sys
 import pytest
 
 from benign.config import artifacts
-from benign.core import fingerprint, registry
+from benign.core import fingerprint
+from benign.synthetic import registry
 from tests.helpers.workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
 
 TRAINING = {"train_synthetic", "train_real", "features_real", "fetch_dataset", "token_projection_points"}
@@ -109,7 +110,7 @@ def test_a_training_job_loads_only_modules_of_its_fingerprint(name):
     the model picked by name included, is covered."""
     keys = {"mlp_dim": 4} if "mlp_dim" in registry.MODELS[name].run_keys else {}
     body = (
-        "from benign.core.io import log_to\nfrom benign.core.schema import ATTENTION, CURVES, RUNS, write_parquet\n"
+        "from benign.core.io import log_to\nfrom benign.core.schema import write_parquet\nfrom benign.synthetic.schema import ATTENTION, CURVES, RUNS\n"
         "from benign.synthetic.trainer import RunSpec, train_runs\n"
         f"train_runs([RunSpec(model={name!r}, d=6, n=4, n_test=4, steps=3, **{keys!r})], device='cpu')"
     )

@@ -1,4 +1,4 @@
-"""The attention gap Lambda and the theory's clock g (benign/analysis/selection.py, clock.py) against
+"""The attention gap Lambda and the theory's clock g (benign/synthetic/selection.py, clock.py) against
 direct computations on hand-built logits, and the clock's statistics (benign/analysis/gap_growth.py)
 on hand-built curves."""
 
@@ -10,8 +10,9 @@ import pytest
 import torch
 from scipy.integrate import quad
 
-from benign.analysis import gap_growth, selection
-from benign.analysis.clock import g
+from benign.analysis import gap_growth
+from benign.synthetic import selection
+from benign.synthetic.clock import g
 
 
 def test_lambda_is_the_relevant_logit_less_the_log_sum_exp_of_the_others():

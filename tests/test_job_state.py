@@ -27,7 +27,7 @@ def test_release_removes_only_folders_whose_outputs_all_exist(tmp_path):
     assert job_state.release(tmp_path / "nothing-here", base=tmp_path) == []
 
 
-JOB = "results/synthetic/jobs/token_settings"
+JOB = "results/synthetic/jobs/token_settings_00"
 ARGS = (f"{JOB}/runs.parquet", "--cores", "1", "--configfile", "config/smoke.yaml")
 
 
@@ -39,14 +39,14 @@ def test_a_job_whose_outputs_were_removed_after_it_finished_reruns_without_train
     repo = copy_repo(tmp_path / "repo")
     first = snakemake(repo, *ARGS, "--no-hooks")
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
-    state = repo / job_state.ROOT / "token_settings"
+    state = repo / job_state.ROOT / "token_settings_00"
     assert list(state.glob("done-*")), "the finished state did not outlive the job"
     tables = {name: pd.read_parquet(repo / JOB / f"{name}.parquet") for name in ("runs", "curves", "attention")}
     for name in tables:
         (repo / JOB / f"{name}.parquet").unlink()
     again = snakemake(repo, *ARGS)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-    log = (repo / "logs/synthetic/train_token_settings.log").read_text()
+    log = (repo / "logs/synthetic/train_token_settings_00.log").read_text()
     assert "already done (kept from an interrupted job)" in log and not re.search(r"training \d+ run", log), log
     for name, expected in tables.items():
         got = pd.read_parquet(repo / JOB / f"{name}.parquet")

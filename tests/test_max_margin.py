@@ -1,4 +1,4 @@
-"""The attention-SVM solver (benign.analysis.max_margin) against closed forms, a generic QP solver, Tarzanagh et
+"""The attention-SVM solver (benign.synthetic.max_margin) against closed forms, a generic QP solver, Tarzanagh et
 al.'s single-input example, and the p-only trainer's gradient descent on that example."""
 
 import math
@@ -9,7 +9,8 @@ import scipy.optimize
 import torch
 import torch.nn.functional as F
 
-from benign.analysis.max_margin import (
+from benign.synthetic import models, registry
+from benign.synthetic.max_margin import (
     cosine_from_gram,
     difference_operator,
     margins_from_scores,
@@ -17,8 +18,6 @@ from benign.analysis.max_margin import (
     svm_direction,
     svm_direction_from_gram,
 )
-from benign.core import registry
-from benign.synthetic import models
 from benign.synthetic.models.batch_data import BatchData
 
 # Tarzanagh et al.'s single input (ucr-optml/max_margin_attention,

@@ -1,13 +1,13 @@
 """The alignment record (benign.synthetic.max_margin_alignment) against the same numbers computed from the
-materialised parameters and keys in d dimensions (benign.analysis.max_margin.svm_direction)."""
+materialised parameters and keys in d dimensions (benign.synthetic.max_margin.svm_direction)."""
 
 import numpy as np
 import pytest
 
-from benign.analysis.max_margin import margins_from_scores, selection, svm_direction
 from benign.config import ConfigError, plan
-from benign.core.schema import ALIGNMENT
 from benign.synthetic import max_margin_alignment, models
+from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
+from benign.synthetic.schema import ALIGNMENT
 
 N, T, D, STEPS = 10, 4, 60, 200
 RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=2, seed=3, steps=STEPS, setting=f"m{m}",

@@ -80,7 +80,8 @@ def test_order_of_the_two_times(fit, fit_c, gen, gen_c, words):
 
 
 def test_annotate_fills_the_runs_table_from_the_trainers_curves():
-    from benign.core.schema import RUNS, to_table
+    from benign.core.schema import to_table
+    from benign.synthetic.schema import RUNS
     from benign.synthetic.trainer import RunSpec, train_runs
 
     specs = [RunSpec(d=30, n=10, n_test=20, signal_norm=m, steps=60, log_every=5) for m in (2.0, 8.0)]

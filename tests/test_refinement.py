@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign.analysis.refinement import crossings, refinement_jobs, refinement_norms
+from benign.analysis.refinement import crossings, refinement_norms, refinement_runs
 from benign.analysis.theory import Criteria
+from benign.config.resources import Cluster, pack
 
 
 def test_crossings_are_the_neighbouring_norms_where_the_mean_label_crosses_a_half():
@@ -25,6 +26,9 @@ def test_three_points_make_a_sqrt2_grid_a_2_to_the_eighth_grid():
     assert new == pytest.approx(7.0710678 * 2 ** (np.arange(1, 4) / 8), rel=1e-6)
 
 
+CLUSTER = Cluster()  # no ceilings
+
+
 def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
     rows, curves = [], []
     for seed in (1, 2):
@@ -36,11 +40,17 @@ def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
             for step in (0, 100):
                 curves.append({"run_id": rid, "step": step, "train_acc_noisy": fitted if step else 0.0,
                                "test_loss_normalised": 1.0, "test_sel_relevant": 0.0})  # fmt: skip
-    jobs = refinement_jobs(pd.DataFrame(rows), pd.DataFrame(curves), horizon=100, points=1, log_points=5,
-                           criteria=Criteria(), setting="atlas_refine", prefix="token_atlas_refine",
-                           batches_per_job=1)  # fmt: skip
+    planned = refinement_runs(pd.DataFrame(rows), pd.DataFrame(curves), horizon=100, points=1, log_points=5,
+                              criteria=Criteria(), setting="atlas_refine")  # fmt: skip
+    jobs = pack(planned, "token_atlas_refine", 1, CLUSTER)
     assert list(jobs) == ["token_atlas_refine_00", "token_atlas_refine_01"]  # one (n, T, d, seed) batch each
     runs = [r for rs in jobs.values() for r in rs]
     assert sorted(r["seed"] for r in runs) == [1, 2]
     assert all(r["signal_norm"] == pytest.approx(np.sqrt(8), rel=1e-6) for r in runs)
-    assert all(r["setting"] == "atlas_refine" and r["steps"] == 100 and r["mlp_dim"] is None for r in runs)
+    assert all(
+        r["setting"] == "atlas_refine"
+        and r["sweeps"] == ["atlas_refine"]
+        and r["steps"] == 100
+        and r["mlp_dim"] is None
+        for r in runs
+    )

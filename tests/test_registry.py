@@ -14,7 +14,7 @@ from snakemake.utils import update_config
 
 from benign.config import resources
 from benign.config.load import load
-from benign.core import registry
+from benign.synthetic import registry
 from benign.synthetic.spec import RunSpec
 from benign.synthetic.trainer import train_runs
 from tests.helpers.dummy_model import cost
@@ -49,7 +49,7 @@ def smoke_config(root, extra: str = "") -> dict:
 
 def test_a_registered_model_is_planned_estimated_and_trained(root, with_dummy):
     plan = load(smoke_config(root, BLOCK), root / "workflow/schemas/config.schema.yaml")
-    runs = plan.synthetic_jobs["dummy_settings"]
+    runs = plan.synthetic_jobs["dummy_settings_00"]
     assert {r["model"] for r in runs} == {"dummy"} and {r["setting"] for r in runs} == {
         "benign", "harmful", "not_overfitting"}  # fmt: skip
     costs = [cost(len(b), b[0], "cpu") for b in resources.batches(runs)]  # the module's own estimate

@@ -4,6 +4,7 @@ jobs split to fit them."""
 import copy
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,9 @@ def test_jobs_over_the_ceiling_are_split_into_the_same_runs():
     assert len(split) > len(whole) and runs_of(split) == runs_of(whole)
     ceiling = resources.cluster_settings({"cluster": cluster})
     assert all(ceiling.fits(resources.synthetic_job_need(r)) for r in split.values())
-    assert any(job.rsplit("-", 1)[0] in whole and job not in whole for job in split)
+    groups = lambda jobs: Counter(job.rsplit("_", 1)[0] for job in jobs)  # one id scheme: {prefix}_{k:02d}
+    assert all(re.fullmatch(r".+_\d\d", job) for job in split)
+    assert any(groups(split)[g] > groups(whole)[g] for g in groups(whole))
     cells = plan.real_cells(dict(copy.deepcopy(cfg), cluster=dict(cluster, max_mem_mb=4000, max_runtime_min=6)))
     assert sorted((c["dataset"], c["seed"], c["n"], e) for c in cells.values() for e in c["etas"]) == sorted(
         (c["dataset"], c["seed"], c["n"], e) for c in plan.real_cells(cfg).values() for e in c["etas"]

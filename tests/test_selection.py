@@ -1,4 +1,4 @@
-"""Selection metrics (benign/analysis/selection.py) against hand-built attention, and the trainer's
+"""Selection metrics (benign/synthetic/selection.py) against hand-built attention, and the trainer's
 selection columns against a direct float64 evaluation of the materialised model."""
 
 import dataclasses
@@ -9,9 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from benign.analysis import selection
 from benign.synthetic import data_model as synthetic
-from benign.synthetic import models
+from benign.synthetic import models, selection
 from benign.synthetic.trainer import RunSpec, train_runs
 
 

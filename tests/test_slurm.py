@@ -122,7 +122,7 @@ def test_a_job_killed_at_its_time_limit_resumes_on_retry_and_loses_nothing(runs,
     # The job's shell may die of the same SIGTERM before the script's exit status 75 reaches
     # Snakemake, so the evidence that the script caught it is its checkpoint: Snakemake clears
     # a job's log before a retry, and the last attempt's log says where it resumed.
-    job_log = (repo / "logs/synthetic/train_token_delayed.log").read_text()
+    job_log = (repo / "logs/synthetic/train_token_delayed_00.log").read_text()
     resumed = [int(s) for s in re.findall(r"from its checkpoint at step (\d+)", job_log)]
     # a step the signal chose, not a periodic one
     assert any(step % CHECKPOINT_EVERY for step in resumed), job_log[-3000:]

@@ -12,9 +12,8 @@ import pytest
 from benign.cli import _parser
 from benign.config import resources
 from benign.config.validate import schema
-from benign.core import registry
-from benign.core.schema import ALIGNMENT, RUNS
-from benign.synthetic import spec
+from benign.synthetic import registry, spec
+from benign.synthetic.schema import ALIGNMENT, RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -74,7 +73,10 @@ def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
         if f.name in ("model", *spec.MODEL_KEYS):  # a run of another model (below)
             continue
         value = getattr(run, f.name)
-        other = not value if isinstance(value, bool) else value + "x" if isinstance(value, str) else value + 2
+        if isinstance(value, tuple):
+            other = (*value, "x")
+        else:
+            other = not value if isinstance(value, bool) else value + "x" if isinstance(value, str) else value + 2
         other = "gram" if f.name == "engine" else other
         changed = dataclasses.replace(run, **{f.name: other})
         assert (changed.run_id != run.run_id) == (f.name in spec.NUMBERS), f.name

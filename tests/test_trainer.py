@@ -9,9 +9,10 @@ import pytest
 
 from benign.config import ConfigError
 from benign.config.validate import check_run
-from benign.core.schema import ATTENTION, CURVES, RUNS, to_table
+from benign.core.schema import to_table
 from benign.synthetic import data_model as synthetic
 from benign.synthetic.models.token_selection import init_W
+from benign.synthetic.schema import ATTENTION, CURVES, RUNS
 from benign.synthetic.trainer import RunSpec, log_steps, train_runs
 from tests.helpers.reference_models import token_model_dense
 

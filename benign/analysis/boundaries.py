@@ -30,6 +30,17 @@ import pandas as pd
 from scipy.optimize import brentq, minimize
 from scipy.stats import chi2
 
+# (name, the label column of benign.analysis.theory.regimes_at whose True side lies above the
+# boundary, whether that column is negated, the theory's exponent of d, of n, and the exponents
+# the theory's law with a log factor holds): not overfitting above ||mu|| ~ sqrt(d / n);
+# attention selects at test time above ||mu|| ~ d^(1/4) (harmful below), read by the normalised
+# test loss r and, free of the horizon, by the most-attended token.
+BOUNDARIES = (
+    ("not overfitting", "overfits", True, 0.5, -0.5, {"a": 0.5, "b": -0.5}),
+    ("selection (harmful below)", "selects", False, 0.25, 0.0, {"a": 0.25}),
+    ("argmax selection", "selects_argmax", False, 0.25, 0.0, {"a": 0.25}),
+)
+
 TERMS = ("log_c", "a", "b", "e")  # theta: constant, exponent of d, of n, interaction log d log n
 LEVEL = 0.95
 

@@ -1,8 +1,8 @@
 """The dynamics the theory predicts, tested on the atlas's runs (docs/regimes.md#dynamics).
 
 For the clean training samples, Lambda(tau) is the relevant token's logit minus the log-sum-exp
-of the others' (benign.analysis.selection.attention_gap), and the trainer logs the mean
-g(Lambda + log T) over them (benign.analysis.clock.g). The theory's clock says g grows linearly
+of the others' (benign.synthetic.selection.attention_gap), and the trainer logs the mean
+g(Lambda + log T) over them (benign.synthetic.clock.g). The theory's clock says g grows linearly
 in the steps tau while the drive on the relevant token stays constant. For each run in the benign
 band at a horizon (it fits its flipped labels and attention selects at test time), this module
 fits g against tau (statsmodels OLS: slope and R^2), the local exponent of g's growth (the slope

@@ -13,15 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benign.analysis.boundaries import BOUNDARIES
 from benign.analysis.theory import Criteria, regimes_at
 from benign.synthetic import spec
 
-# label column, negated: the boundaries the regime-boundaries table fits (benign.tables.boundaries)
-SIDES = {
-    "not overfitting": ("overfits", True),
-    "selection": ("selects", False),
-    "argmax selection": ("selects_argmax", False),
-}
+# label column, negated: of each boundary the regime-boundaries table fits
+SIDES = {name: (column, negate) for name, column, negate, *_ in BOUNDARIES}
 RUN_FIELDS = tuple(k for k in spec.NUMBERS if k not in ("signal_norm", "steps"))  # a run of the line, at any norm
 
 
@@ -50,29 +47,23 @@ def refinement_norms(runs: pd.DataFrame, labels: pd.DataFrame, points: int) -> p
     return pd.DataFrame(sorted(rows), columns=["d", "n", "signal_norm"])
 
 
-def refinement_jobs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, points: int, log_points: int,
-                    criteria: Criteria, setting: str, prefix: str, batches_per_job: int) -> dict[str, list[dict]]:  # fmt: skip
-    """The refinement's jobs {job id: [run dicts]}: labels at ``horizon`` of the coarse ``runs``
-    (ok, each once), new norms by :func:`refinement_norms`, every seed of the line, trained to
-    ``horizon`` with ``log_points`` log-spaced logged steps; runs of one (n, T, d, seed) batch
-    train together, ``batches_per_job`` batches a job."""
+def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, points: int, log_points: int,
+                    criteria: Criteria, setting: str) -> list[dict]:  # fmt: skip
+    """The refinement's runs (plain dicts, for the planner's jobs): labels at ``horizon`` of the
+    coarse ``runs`` (ok, each once), new norms by :func:`refinement_norms`, every seed of the
+    line, trained to ``horizon`` with ``log_points`` log-spaced logged steps."""
     runs = runs[(runs["status"] == "ok") & (runs["steps"] >= horizon)].drop_duplicates("run_id")
     labels = regimes_at(curves[curves["run_id"].isin(runs["run_id"])], [horizon], criteria)
     norms = refinement_norms(runs, labels, points)
-    batches: dict[tuple, list[dict]] = {}
+    out = []
     for (d, n), new in norms.groupby(["d", "n"]):
         line = runs[(runs["d"] == d) & (runs["n"] == n)].drop_duplicates("seed").sort_values("seed")
         for _, run in line.iterrows():
             base = {k: _plain(run[k]) for k in RUN_FIELDS}
-            for norm in new["signal_norm"]:
-                spec = {**base, "signal_norm": float(norm), "steps": int(horizon), "setting": setting,
-                        "log_every": 0, "log_points": int(log_points)}  # fmt: skip
-                batches.setdefault((spec["n"], spec["T"], spec["d"], spec["seed"]), []).append(spec)
-    keys = sorted(batches)
-    return {
-        f"{prefix}_{k // batches_per_job:02d}": [run for key in keys[k : k + batches_per_job] for run in batches[key]]
-        for k in range(0, len(keys), batches_per_job)
-    }
+            out += [{**base, "signal_norm": float(norm), "steps": int(horizon), "setting": setting,
+                     "sweeps": [setting], "log_every": 0, "log_points": int(log_points)}
+                    for norm in new["signal_norm"]]  # fmt: skip
+    return out
 
 
 def _plain(value):

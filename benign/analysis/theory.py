@@ -9,7 +9,7 @@ The theorem fixes the curves only up to constants, so c1 and c2 are always passe
 A run's regime at a step is read from what it does with its tokens (docs/regimes.md#labels):
 overfitting when at least a fraction ``fit_threshold`` of its flipped labels is fitted, and, if
 so, benign when attention selects the relevant token at test time (the normalised test loss r of
-benign.analysis.selection at most ``loss_threshold``), harmful otherwise. The fixed head's test accuracy
+benign.synthetic.selection at most ``loss_threshold``), harmful otherwise. The fixed head's test accuracy
 under uniform attention is Phi(||mu|| / (sigma sqrt(2T))) whatever d and n, so an accuracy
 threshold cannot see the d^(1/4) boundary: that label is kept only as ``head_acc_regime``.
 """
@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from benign.analysis.clock import g
-from benign.config import SWEEP_SEP
+from benign.synthetic.clock import g
 from benign.synthetic.spec import snr
 
 __all__ = [
@@ -176,10 +175,10 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria = Criteria()) 
 
 
 def in_sweeps(runs: pd.DataFrame, sweeps) -> pd.Series:
-    """Whether each run belongs to one of ``sweeps`` (its setting names it, alone or among the
-    sweeps that share the run)."""
+    """Whether each run belongs to one of ``sweeps`` (its ``sweeps`` list names it, alone or among
+    the sweeps that share the run)."""
     wanted = set(sweeps)
-    return runs["setting"].map(lambda s: bool(wanted & set(str(s).split(SWEEP_SEP))))
+    return runs["sweeps"].map(lambda names: bool(wanted & set(names)))
 
 
 def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,

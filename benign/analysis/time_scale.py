@@ -22,7 +22,8 @@ def scaled(run: dict, k: int) -> dict:
     """``run`` at k times its learning rate for 1/k of its steps (its logging as it was)."""
     if run["steps"] % k:
         raise ValueError(f"steps = {run['steps']} is not a multiple of the factor {k}")
-    return {**run, "lr": run["lr"] * k, "steps": run["steps"] // k, "setting": f"{run['setting']}_lr{k}"}
+    setting = f"{run['setting']}_lr{k}"
+    return {**run, "lr": run["lr"] * k, "steps": run["steps"] // k, "setting": setting, "sweeps": [setting]}
 
 
 def compare(base: pd.DataFrame, others: dict[int, pd.DataFrame], criteria: Criteria = Criteria()) -> pd.DataFrame:

@@ -168,7 +168,7 @@ def config_value(cfg: dict, path: str, constants: dict):
 
 def index() -> str:
     """The artifact index (README, docs/artifacts.md): what, the paper's number, the files."""
-    from benign.core import registry
+    from benign.synthetic import registry
 
     rows = ["| artifact | paper | file |", "| --- | --- | --- |"]
     for a in ARTIFACTS.values():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from benign.config import SWEEP_SEP, ConfigError, resources
+from benign.config import ConfigError, resources
 from benign.config.validate import (
     NAMED_SETTINGS,
     check_dataset,
@@ -20,9 +20,8 @@ from benign.config.validate import (
     excluded,
     grid,
 )
-from benign.core import registry
 from benign.real.records import record_epochs
-from benign.synthetic import spec
+from benign.synthetic import registry, spec
 
 
 def configured_models(cfg: dict) -> list[str]:
@@ -35,50 +34,53 @@ def base_run(cfg: dict, model: str) -> dict:
     syn = cfg["synthetic"]
     base = {k: syn["defaults"][k] for k in spec.DEFAULT_KEYS}
     base["model"] = model
-    base.update({k: syn[model].get(k) for k in spec.MODEL_KEYS})  # the models' own run keys (benign.core.registry)
+    base.update({k: syn[model].get(k) for k in spec.MODEL_KEYS})  # the models' own run keys (benign.synthetic.registry)
     return base
 
 
 def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     """Every synthetic training job, as {job id: [run dicts]} (plain types, for ``params``).
 
-    Every registered model with a block ``synthetic.<model>`` in the config gets jobs. Job ids:
-    ``{model}_settings`` (the three named settings x seeds, attention recorded),
-    ``{model}_delayed`` (long benign runs, log-spaced curves) and ``{model}_{sweep}_{k}`` (the
-    named sweeps of ``synthetic.<model>.sweeps``, see :func:`sweeps_jobs`).
+    Every registered model with a block ``synthetic.<model>`` in the config gets jobs, packed by
+    benign.config.resources.pack (ids ``{model}_{group}_{k}``): the group ``settings`` (the three named settings x
+    seeds, attention recorded, one job), ``delayed`` (long benign runs, log-spaced curves, one
+    job) and each named sweep of ``synthetic.<model>.sweeps`` (:func:`sweep_groups`).
     """
     syn = cfg["synthetic"]
-    jobs: dict[str, list[dict]] = {}
+    cluster = resources.cluster_settings(cfg)
+    groups: list[tuple[str, list[dict], int | None]] = []  # (prefix, runs, batches per job)
     for model in configured_models(cfg):
         mcfg = syn[model]
         base = base_run(cfg, model)
-        runs = []
         if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
             raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")
-        for name in NAMED_SETTINGS:
-            for seed in mcfg["seeds"]:
-                runs.append({**base, **mcfg["settings"][name], "seed": seed, "setting": name,
-                             "log_every": mcfg.get("log_every", 10), "record_attention": True})  # fmt: skip
-        jobs[f"{model}_settings"] = runs
+        named = [{**base, **mcfg["settings"][name], "seed": seed, "setting": name, "sweeps": [name],
+                  "log_every": mcfg.get("log_every", 10), "record_attention": True}
+                 for name in NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
+        groups.append((f"{model}_settings", named, None))
         delayed = mcfg.get("delayed")
         if delayed:
             extra = {k: v for k, v in delayed.items() if k not in ("seeds", "log_points")}
-            jobs[f"{model}_delayed"] = [
-                {**base, **extra, "seed": seed, "setting": "delayed", "log_points": delayed["log_points"]}
-                for seed in delayed["seeds"]
-            ]
+            runs = [{**base, **extra, "seed": seed, "setting": "delayed", "sweeps": ["delayed"],
+                     "log_points": delayed["log_points"]} for seed in delayed["seeds"]]  # fmt: skip
+            groups.append((f"{model}_delayed", runs, None))
         fits = syn.get("boundary_fits") or {}
         fitted = fits.get("sweeps", ()) if fits.get("model") == model else ()
-        jobs.update(sweeps_jobs(model, mcfg.get("sweeps", {}), base, fitted))
-    for job, runs in jobs.items():
+        groups += [
+            (f"{model}_{name}", runs, per_job)
+            for name, runs, per_job in sweep_groups(model, mcfg.get("sweeps", {}), base, fitted)
+        ]
+    jobs: dict[str, list[dict]] = {}
+    for prefix, runs, per_job in groups:
         for run in runs:
             check_run(
                 run,
-                f"synthetic job {job} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
+                f"synthetic {prefix} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
             )
             if "engine" in run:  # runs that never name one keep their params (and their jobs) as they were
                 run["engine"] = spec.resolve_engine(run)
-    return resources.split_to_fit(jobs, resources.cluster_settings(cfg))
+        jobs.update(resources.pack(runs, prefix, per_job, cluster))
+    return jobs
 
 
 def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
@@ -88,7 +90,7 @@ def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     steps = sweep.get("steps", base["steps"])
     check_sweep(where, name, sweep, steps)
-    fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name,
+    fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name, "sweeps": [name],
              "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
     cells = [dict(zip(axes, values)) for values in product(*axes.values())]
     return [
@@ -103,21 +105,19 @@ LENGTH = ("steps", "log_every", "log_points")  # how long a run trains and what 
 
 
 def _identity(run: dict, by_prefix: bool) -> tuple:
-    """What makes two planned runs the same run: every field but the sweep that asked for it;
+    """What makes two planned runs the same run: every field but the sweeps that asked for it;
     ``by_prefix``: nor its length (gradient descent is deterministic, so a shorter run is a
     prefix of a longer one: the same run for a reader of its curve at horizons)."""
-    skip = ("setting", *LENGTH) if by_prefix else ("setting",)
+    skip = ("setting", "sweeps", *LENGTH) if by_prefix else ("setting", "sweeps")
     return tuple(sorted((k, v) for k, v in run.items() if k not in skip))
 
 
-def sweeps_jobs(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> dict[str, list[dict]]:
-    """The jobs ``{model}_{name}_{k}`` of a model's named sweeps. A run that several sweeps ask
-    for is trained once, in the jobs of one of them; its setting names every sweep that shares
-    it, that one first (``atlas_long+atlas``). Runs are the same when every parameter, length
-    and logging agree; among the sweeps ``read_at_horizons`` (read only through their curves, at
-    horizons: the boundary fits') also when only their lengths differ, and the longest is trained.
-    Runs that share a data draw (one n, T, d and seed: a batch) train as one program, and a job
-    of a sweep trains its ``batches_per_job`` batches."""
+def sweep_groups(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> list[tuple[str, list[dict], int]]:
+    """(name, runs it trains, batches per job) of a model's named sweeps. A run that several
+    sweeps ask for is trained once, by one of them (its ``setting``); its ``sweeps`` list every
+    sweep that reads it, that one first. Runs are the same when every parameter, length and
+    logging agree; among the sweeps ``read_at_horizons`` (read only through their curves, at
+    horizons: the boundary fits') also when only their lengths differ, and the longest is trained."""
     runs: list[dict] = []
     exact: dict[tuple, dict] = {}  # identity with length -> kept run
     prefix: dict[tuple, dict] = {}  # identity without length -> kept run of a sweep read at horizons
@@ -133,26 +133,19 @@ def sweeps_jobs(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> di
                 if fitted:
                     prefix[_identity(run, True)] = run
                 continue
-            settings = [s for s in kept["setting"].split(SWEEP_SEP) if s != name]
-            if run["steps"] > kept["steps"]:  # the longer length is trained, in this sweep's jobs
+            others = [s for s in kept["sweeps"] if s != name]
+            if run["steps"] > kept["steps"]:  # the longer length is trained, by this sweep
                 del exact[_identity(kept, False)]
                 kept.update({k: run[k] for k in LENGTH})
                 exact[_identity(kept, False)] = kept
-                settings.insert(0, name)
+                kept["sweeps"] = [name, *others]
             else:
-                settings.append(name)
-            kept["setting"] = SWEEP_SEP.join(dict.fromkeys(settings))
-    jobs = {}
-    for name, sweep in sweeps.items():
-        batches: dict[tuple, list[dict]] = {}
-        for run in runs:
-            if run["setting"].split(SWEEP_SEP)[0] == name:
-                batches.setdefault(spec.batch_key(run), []).append(run)
-        keys = sorted(batches)
-        per_job = sweep.get("batches_per_job", 1)
-        for k in range(0, len(keys), per_job):
-            jobs[f"{model}_{name}_{k // per_job:02d}"] = [run for key in keys[k : k + per_job] for run in batches[key]]
-    return jobs
+                kept["sweeps"] = [*others, name]
+            kept["setting"] = kept["sweeps"][0]
+    return [
+        (name, [run for run in runs if run["setting"] == name], sweep.get("batches_per_job", 1))
+        for name, sweep in sweeps.items()
+    ]
 
 
 def real_cells(cfg: dict) -> dict[str, dict]:

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
 
-from benign.core import registry
+from benign.real import registry as real_registry
 from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
-from benign.synthetic import spec
+from benign.synthetic import registry, spec
 from benign.synthetic.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 DEVICE_KINDS = ("cpu", "cuda")
@@ -119,7 +119,7 @@ def encoder_batch(B: int, run: dict, device: str) -> tuple[float, float]:
 
 def batch_need(runs: Sequence[dict], device: str = "cpu") -> tuple[float, float]:
     """(bytes, seconds) of the runs of one batch (they share a batch key), from their model's cost
-    function (benign.core.registry.Model.cost)."""
+    function (benign.synthetic.registry.Model.cost)."""
     return model_cost(runs[0]["model"])(len(runs), runs[0], _kind(device))
 
 
@@ -164,10 +164,10 @@ class BackboneShape:
 
 def backbone_shape(spec: dict, modality: str) -> BackboneShape:
     """From a backbone spec (``real.backbones.<name>``): its kind's shape
-    (benign.core.registry.BackboneKind.shape), else the spec's ``layers``, ``hidden_size``,
+    (benign.core.real_registry.BackboneKind.shape), else the spec's ``layers``, ``hidden_size``,
     ``num_heads``, ``intermediate_size`` and ``patch_size`` (defaults: a base model, 12 x 768,
     12 heads, 3072, patches of 16)."""
-    kind = registry.BACKBONE_KINDS.get(spec.get("kind"))
+    kind = real_registry.BACKBONE_KINDS.get(spec.get("kind"))
     layers, hidden, heads, mlp, patch = (kind.shape if kind is not None and kind.shape else
         (spec.get("layers", 12), spec.get("hidden_size", 768), spec.get("num_heads", 12),
          spec.get("intermediate_size", 3072), spec.get("patch_size", 16)))  # fmt: skip
@@ -293,28 +293,39 @@ def cluster_settings(cfg: dict) -> Cluster:
     return Cluster(device, **ceilings)
 
 
-def split_to_fit(jobs: dict[str, list[dict]], cluster: Cluster) -> dict[str, list[dict]]:
-    """Every synthetic job within the ceilings: a job over them becomes ``<job>-<k>`` jobs, first
-    by packing its batches greedily, then by halving a batch's runs (a batch's runs are
-    independent: each trains the same alone). A single run over the ceilings is refused."""
+def pack(runs: list[dict], prefix: str, batches_per_job: int | None, cluster: Cluster) -> dict[str, list[dict]]:
+    """The one packing of runs into jobs, for the planned sweeps and the atlas's refinement
+    alike: runs that share the spec's batch key (one data draw) train as one program, a job
+    trains ``batches_per_job`` batches (None: all), in batch-key order, and a job over the
+    cluster's ceilings is split (:func:`fit`). Ids: ``{prefix}_{k:02d}``."""
+    batches: dict[tuple, list[dict]] = {}
+    for run in runs:
+        batches.setdefault(spec.batch_key(run), []).append(run)
+    keys = sorted(batches, key=lambda key: tuple((v is None, v) for v in key))
+    per_job = batches_per_job or max(len(keys), 1)
+    planned = [[run for key in keys[k : k + per_job] for run in batches[key]] for k in range(0, len(keys), per_job)]
+    parts = [part for k, job in enumerate(planned) for part in fit(job, cluster, f"{prefix}_{k:02d}")]
+    return {f"{prefix}_{k:02d}": part for k, part in enumerate(parts)}
+
+
+def fit(runs: list[dict], cluster: Cluster, job: str) -> list[list[dict]]:
+    """The runs of one planned job as jobs within the ceilings: itself if it fits, else its
+    batches packed greedily, a batch over them halved (a batch's runs are independent: each
+    trains the same alone). A single run over the ceilings is refused, naming ``job``."""
     from benign.config import ConfigError
 
-    if cluster.max_mem_mb is None and cluster.max_runtime_min is None:
-        return jobs
-    out: dict[str, list[dict]] = {}
-    for job, runs in jobs.items():
-        if cluster.fits(synthetic_job_need(runs, cluster.device)):
-            out[job] = runs
-            continue
-        parts: list[list[dict]] = []
-        for batch in batches(runs):
-            for piece in _halve_to_fit(batch, cluster, job, ConfigError):
-                if parts and cluster.fits(synthetic_job_need(parts[-1] + piece, cluster.device)):
-                    parts[-1] = parts[-1] + piece
-                else:
-                    parts.append(piece)
-        out.update({f"{job}-{k}": part for k, part in enumerate(parts)})
-    return out
+    if (cluster.max_mem_mb is None and cluster.max_runtime_min is None) or cluster.fits(
+        synthetic_job_need(runs, cluster.device)
+    ):
+        return [runs]
+    parts: list[list[dict]] = []
+    for batch in batches(runs):
+        for piece in _halve_to_fit(batch, cluster, job, ConfigError):
+            if parts and cluster.fits(synthetic_job_need(parts[-1] + piece, cluster.device)):
+                parts[-1] = parts[-1] + piece
+            else:
+                parts.append(piece)
+    return parts
 
 
 def _halve_to_fit(batch: list[dict], cluster: Cluster, job: str, error) -> list[list[dict]]:

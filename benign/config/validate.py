@@ -17,14 +17,14 @@ import jsonschema
 import yaml
 
 from benign.config import ConfigError
-from benign.core import registry
-from benign.synthetic import spec
+from benign.real import registry as real_registry
+from benign.synthetic import registry, spec
 
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 
 
 def schema(schema_path: str | Path) -> dict:
-    """The schema file completed from benign.core.registry: a ``synthetic.<model>`` block for every
+    """The schema file completed from benign.synthetic.registry: a ``synthetic.<model>`` block for every
     registered model (the generic block plus the model's own run keys), and the source and
     backbone kinds."""
     out = yaml.safe_load(Path(schema_path).read_text())
@@ -38,9 +38,9 @@ def schema(schema_path: str | Path) -> dict:
     _from_spec(out)
     real = out["properties"]["real"]["properties"]
     real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]["enum"] = list(
-        registry.SOURCE_KINDS
+        real_registry.SOURCE_KINDS
     )
-    real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(registry.BACKBONE_KINDS)
+    real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(real_registry.BACKBONE_KINDS)
     return out
 
 
@@ -366,16 +366,18 @@ def check_real_grid(counts: dict[str, list], rates: dict[str, list]) -> None:
 def check_dataset(name: str, entry: dict, backbones: dict) -> None:
     where = f"real.datasets.{name}"
     kind = entry["source"].get("kind")
-    if kind not in registry.SOURCE_KINDS:
-        raise ConfigError(f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(registry.SOURCE_KINDS)}")
+    if kind not in real_registry.SOURCE_KINDS:
+        raise ConfigError(
+            f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(real_registry.SOURCE_KINDS)}"
+        )
     if entry["backbone"] not in backbones:
         raise ConfigError(f"{where}.backbone = {entry['backbone']!r}: not among real.backbones {sorted(backbones)}")
     bkind = backbones[entry["backbone"]].get("kind")
-    if bkind not in registry.BACKBONE_KINDS:
+    if bkind not in real_registry.BACKBONE_KINDS:
         raise ConfigError(
-            f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(registry.BACKBONE_KINDS)}"
+            f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(real_registry.BACKBONE_KINDS)}"
         )
-    reads = backbones[entry["backbone"]].get("modality", registry.BACKBONE_KINDS[bkind].modality)
+    reads = backbones[entry["backbone"]].get("modality", real_registry.BACKBONE_KINDS[bkind].modality)
     if reads is not None and entry["modality"] != reads:
         raise ConfigError(
             f"config key {where}.modality = {entry['modality']!r}: its backbone {entry['backbone']!r} reads {reads}"

@@ -1,7 +1,8 @@
-"""The infrastructure both halves stand on, in reading order:
+"""What both halves stand on (the bottom layer: it imports no other package of benign), in
+reading order:
 
-1. ``registry.py``: the one list of models, data-source kinds and backbone kinds.
-2. ``schema.py``: every Parquet table's columns, and the one reader and writer.
+1. ``schema.py``: the Parquet tables' one reader and writer (each half defines its columns).
+2. ``rng.py``: the random streams every draw comes from.
 3. ``io.py``: atomic writes and job logs.
 4. ``fingerprint.py``: a rule's code version, so that editing a module reruns exactly its jobs.
 5. ``device.py``: the device a job runs on, and its measured memory peaks.

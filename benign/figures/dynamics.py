@@ -12,7 +12,6 @@ from matplotlib.patheffects import withStroke
 
 from benign.analysis import metrics
 from benign.analysis.theory import REGIME_LABELS
-from benign.core import registry
 from benign.figures.style import (
     IRRELEVANT_STYLE,
     NORM,
@@ -28,6 +27,7 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
+from benign.synthetic import registry
 
 SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
 

@@ -10,7 +10,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
 
 from benign.analysis import metrics
-from benign.core import registry
+from benign.analysis.boundaries import BOUNDARIES
 from benign.figures.style import (
     NORM,
     REGIME_COLOURS,
@@ -24,7 +24,7 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
-from benign.tables.boundaries import BOUNDARIES
+from benign.synthetic import registry
 
 
 @plt.rc_context(STYLE)

@@ -16,6 +16,7 @@ Pipeline, one function per step (each importable and testable without the workfl
    (``records.py``: the schedule, and the runs table's peak, final and memorising epoch) and
    what re-initialising its query and key costs (``reinit_cost.py``).
 
-``reference.py`` holds the one-run path (one seed's head, one run's phase 2) that the batched
+``registry.py`` lists the source and backbone kinds, ``schema.py`` the columns of the half's
+tables, ``label_noise.py`` the nested multiclass label noise. ``reference.py`` holds the one-run path (one seed's head, one run's phase 2) that the batched
 programs are tested against.
 """

@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benign.core import registry
+from benign.real import registry
 from benign.real.sources import package_data_dir
 
 DROPOUT_KEYS = ("attention_probs_dropout_prob", "hidden_dropout_prob", "drop_path_rate")

@@ -25,10 +25,10 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from benign.core.io import atomic_path
+from benign.core.rng import generator
 from benign.real.features import FeatureCache
 from benign.real.final_layer import Head, make_head
 from benign.real.loop import TrainConfig
-from benign.synthetic.data_model import generator
 
 log = logging.getLogger("benign.real")
 

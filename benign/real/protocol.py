@@ -27,16 +27,16 @@ import pandas as pd
 import torch
 
 from benign.core.device import peak_memory_mb, pick_device
-from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
+from benign.core.rng import generator
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.features import FeatureCache, load_features
 from benign.real.final_layer import drop_padding
 from benign.real.heads import PretrainedHeads, pretrain_heads
+from benign.real.label_noise import draw_nested_noise
 from benign.real.loop import TrainConfig
 from benign.real.records import record_epochs, summarise
 from benign.real.reinit_cost import attention_share, uniform_accuracy
-from benign.synthetic.data_model import generator
-from benign.synthetic.label_noise import draw_nested_noise
+from benign.real.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
 
 log = logging.getLogger("benign.real")
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import torch
 
+from benign.core.rng import generator
 from benign.real.backbones import reinit_linear
 from benign.real.features import FeatureCache
 from benign.real.final_layer import FinalBlock, Head, make_head
 from benign.real.loop import Epoch, Forward, TrainConfig, evaluate, train
 from benign.real.records import Record, split_accuracy
-from benign.synthetic.data_model import generator
 
 
 @dataclass

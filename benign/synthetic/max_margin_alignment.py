@@ -3,7 +3,7 @@
 Tarzanagh, Li, Zhang and Oymak (NeurIPS 2023) prove for f(X) = v^T X^T softmax(X W p) with W
 and v fixed that gradient descent on p, started near the max-margin direction of the tokens it
 selects, converges in direction to that direction: p(t) / ||p(t)|| -> p^mm / ||p^mm||, with
-p^mm the attention-SVM solution of the selected tokens (``benign.analysis.max_margin``). Our tokens have
+p^mm the attention-SVM solution of the selected tokens (``benign.synthetic.max_margin``). Our tokens have
 d >> n T, so any selection is separable and the prediction is local: along training, p(t)
 aligns with p^mm(a(t)), a(t) the token each sample attends to most at step t.
 
@@ -26,11 +26,10 @@ import numpy as np
 import pandas as pd
 import torch.nn.functional as F
 
-from benign.analysis.max_margin import margins_from_scores, selection, svm_direction_from_gram
-from benign.core import registry
 from benign.core.device import peak_memory_mb
-from benign.core.schema import ALIGNMENT
-from benign.synthetic import models, spec
+from benign.synthetic import models, registry, spec
+from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction_from_gram
+from benign.synthetic.schema import ALIGNMENT
 from benign.synthetic.trainer import log_steps
 
 log = logging.getLogger("benign.synthetic.max_margin_alignment")
@@ -38,7 +37,7 @@ log = logging.getLogger("benign.synthetic.max_margin_alignment")
 SIGNAL, WEAK_OWN, WEAK_OPPOSITE = 0, 1, 2  # token indices: mu_y, rho mu_y, rho mu_{-y} (the paper's tokens 1, 2, 3)
 COLUMNS = (
     ALIGNMENT.names
-)  # the run's parameters, the step's numbers, then the measured time and peak (benign/core/schema.py)
+)  # the run's parameters, the step's numbers, then the measured time and peak (benign/synthetic/schema.py)
 
 
 def keys_of(model_name: str) -> str:

@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from benign.core import registry
+from benign.synthetic import registry
 
 ENGINES = ("explicit", "gram", "auto")
 ENGINE_HELP = (
@@ -39,8 +39,8 @@ def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool 
     - ``fixed``: a named sweep may set it among its fixed values (an axis or a default may too);
     - ``defaults``: ``synthetic.defaults`` sets it for every model;
     - ``numbers``: it changes the numbers (else the run id leaves it out);
-    - ``column``: a column of the runs table (benign.core.schema.RUNS);
-    - ``model_key``: some model's own run key (benign.core.registry.Model.run_keys), None for
+    - ``column``: a column of the runs table (benign.synthetic.schema.RUNS);
+    - ``model_key``: some model's own run key (benign.synthetic.registry.Model.run_keys), None for
       the others.
     """
     meta = dict(help=help, schema=schema, batch=batch, sweep=sweep, axis=axis, defaults=defaults, numbers=numbers,
@@ -74,14 +74,17 @@ class RunSpec(DataSpec):
     training. Values are checked where they come from (the config's validation, the CLI's);
     here only that they fit the model."""
 
-    model: str = param("token", "a model of benign.core.registry", {"type": "string"}, batch=True)
+    model: str = param("token", "a model of benign.synthetic.registry", {"type": "string"}, batch=True)
     engine: str = param("explicit", ENGINE_HELP, {"enum": list(ENGINES)}, batch=True, fixed=True)
     lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
     steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
     mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True,
                                 model_key=True)  # fmt: skip
-    setting: str = param("single", "the named setting or sweep the run belongs to", {"type": "string"},
+    setting: str = param("single", "the named setting or sweep that trains the run", {"type": "string"},
                          numbers=False)  # fmt: skip
+    sweeps: tuple = param((), "every named setting or sweep that reads the run (sweeps share a run), the one "
+                          "that trains it first", {"type": "array", "items": {"type": "string"}},
+                          numbers=False)  # fmt: skip
     log_every: int = param(0, "log every that many steps (0: the first and last only)", {"type": "integer", "minimum": 0},
                            numbers=False, column=False)  # fmt: skip
     log_points: int = param(0, "> 0: that many log-spaced steps instead", {"type": "integer", "minimum": 0},
@@ -90,6 +93,7 @@ class RunSpec(DataSpec):
                                    numbers=False, column=False)  # fmt: skip
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "sweeps", tuple(self.sweeps) or (self.setting,))  # a list from JSON params
         if self.engine == "auto":  # frozen: the resolved engine is what the run records
             object.__setattr__(self, "engine", resolve_engine(dataclasses.asdict(self)))
         if self.engine not in registry.model(self.model).engines:
@@ -102,7 +106,7 @@ class RunSpec(DataSpec):
                 raise ValueError(f"{key} does not apply to model {self.model!r}; leave it unset")
 
     def model_keys(self) -> dict:
-        """This run's values of its model's own run keys (benign.core.registry.Model.run_keys)."""
+        """This run's values of its model's own run keys (benign.synthetic.registry.Model.run_keys)."""
         return {key: getattr(self, key) for key in registry.model(self.model).run_keys}
 
     @property

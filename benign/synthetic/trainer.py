@@ -6,7 +6,7 @@ logged step the trainer records train/test loss and accuracy, the training accur
 clean and on label-flipped samples separately (each against the labels trained on, so a
 flipped sample counts as fitted when the model predicts its flipped label), and, for the
 runs that ask for it, the softmax over tokens of every training sample. The models are the
-modules listed in ``benign.core.registry.MODELS``, built by :func:`benign.synthetic.models.build`. Regime labels
+modules listed in ``benign.synthetic.registry.MODELS``, built by :func:`benign.synthetic.models.build`. Regime labels
 are not set here: they depend on thresholds of the config, applied when the runs are gathered
 (benign.analysis.theory.assign_regimes).
 """
@@ -27,12 +27,10 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from benign.analysis import selection
-from benign.core import schema
 from benign.core.device import peak_memory_mb, pick_device
 from benign.core.io import atomic_path
 from benign.core.stopping import STOP, Stopped, stop_on_signals  # noqa: F401  (job scripts take stop_on_signals from here)
-from benign.synthetic import models, spec
+from benign.synthetic import models, schema, selection, spec
 from benign.synthetic.spec import RunSpec  # noqa: F401  (callers take RunSpec from here too)
 
 log = logging.getLogger("benign.synthetic.trainer")
@@ -81,7 +79,7 @@ def _metrics(f: torch.Tensor, y: torch.Tensor, noisy: torch.Tensor) -> dict[str,
 
 
 def _references(model, T: int) -> dict[str, np.ndarray]:
-    """The fixed head's reference losses of every run (benign.analysis.selection.reference_losses): on
+    """The fixed head's reference losses of every run (benign.synthetic.selection.reference_losses): on
     the test set, and on the clean training samples; NaN for a model without a fixed head."""
     if not hasattr(model, "head_values"):
         nan = np.full(len(model.noisy), np.nan)

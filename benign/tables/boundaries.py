@@ -10,20 +10,10 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import boundaries, crossings
+from benign.analysis.boundaries import BOUNDARIES
 from benign.analysis.theory import Criteria
-from benign.config import SWEEP_SEP
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
-# (name, the label column of benign.analysis.theory.regimes_at whose True side lies above the
-# boundary, whether that column is negated, the theory's exponent of d, of n, and the exponents
-# the theory's law with a log factor holds): not overfitting above ||mu|| ~ sqrt(d / n);
-# attention selects at test time above ||mu|| ~ d^(1/4) (harmful below), read by the normalised
-# test loss r and, free of the horizon, by the most-attended token.
-BOUNDARIES = (
-    ("not overfitting", "overfits", True, 0.5, -0.5, {"a": 0.5, "b": -0.5}),
-    ("selection (harmful below)", "selects", False, 0.25, 0.0, {"a": 0.25}),
-    ("argmax selection", "selects_argmax", False, 0.25, 0.0, {"a": 0.25}),
-)
 COMPARED = ("power", "theory", "decades", "none")  # the laws compared (benign.analysis.crossings.LAWS)
 LAW_NAMES = {"power": "(i) c d^a n^b", "theory": "(ii) theory x (ln d)^gamma", "decades": "(iii) slope per decade",
              "none": "base (no law)"}  # fmt: skip
@@ -153,7 +143,7 @@ def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, 
         at = table["boundary"] == limit["boundary"]
         for key in ("lines_every_horizon", "a_limit", "a_limit_low", "a_limit_high"):
             table.loc[at, key] = limit[key]
-    sweeps = sorted({name for setting in runs["setting"] for name in str(setting).split(SWEEP_SEP)})
+    sweeps = sorted({name for names in runs["sweeps"] for name in names})
     horizons = sorted(labels["horizon"].unique())
     footer = _sections(table, knots, limits)
     write(table, _display(table), _header(sweeps, horizons, criteria, runs), stem, footer)

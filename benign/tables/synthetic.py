@@ -18,7 +18,7 @@ from benign.analysis.theory import (
     regimes_at,
     selects,
 )
-from benign.core import registry
+from benign.synthetic import registry
 from benign.tables.common import MISSING, PathLike, num, seed_stats, seeds_cell, write
 
 SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training"}

@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 
 from benign.core import schema
+from benign.real import schema as real_schema
+from benign.synthetic import schema as syn_schema
 from benign.synthetic import spec
 from benign.synthetic.spec import RunSpec
 
@@ -98,13 +100,17 @@ def runs(rows: list[dict]) -> pd.DataFrame:
     out = []
     for i, row in enumerate(rows):
         full = {**RUN_DEFAULTS, "run_id": f"run{i}", **row}
+        if "sweeps" not in row:  # a run of its own setting alone
+            full["sweeps"] = [full["setting"]]
         full.setdefault("snr", full["signal_norm"] / math.sqrt(full["d"]))
         out.append(full)
-    return conform(out, schema.RUNS)
+    return conform(out, syn_schema.RUNS)
 
 
 def real_runs(rows: list[dict]) -> pd.DataFrame:
-    return conform([{**REAL_RUN_DEFAULTS, "run_id": f"real{i}", **row} for i, row in enumerate(rows)], schema.REAL_RUNS)
+    return conform(
+        [{**REAL_RUN_DEFAULTS, "run_id": f"real{i}", **row} for i, row in enumerate(rows)], real_schema.REAL_RUNS
+    )
 
 
 def heatmap_runs() -> pd.DataFrame:
@@ -161,4 +167,4 @@ def real_dynamics_case() -> tuple[pd.DataFrame, pd.DataFrame]:
                         test_acc=r.test_acc, train_acc_clean=r.train_acc_clean, train_acc_noisy=r.train_acc_noisy)
                    for r in records]  # fmt: skip
     real = [{**REAL_RUN_DEFAULTS, "run_id": r["run_id"], **r} for r in runs]
-    return conform(real, schema.REAL_RUNS), conform(curves, schema.REAL_CURVES)
+    return conform(real, real_schema.REAL_RUNS), conform(curves, real_schema.REAL_CURVES)

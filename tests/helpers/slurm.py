@@ -42,7 +42,7 @@ FAST_STATUS = (
 # One job of each training rule of the smoke config, and what they need (a data set, its
 # features, its phase-1 head). Targets go first: --configfile takes every path that follows it.
 SAMPLE = (
-    "results/synthetic/jobs/token_settings/runs.parquet",
+    "results/synthetic/jobs/token_settings_00/runs.parquet",
     "results/synthetic/jobs/encoder_heatmap_00/runs.parquet",
     "results/real/jobs/rotten_s1_n8/runs.parquet",
 )
@@ -57,7 +57,7 @@ NO_RETRY = ("--retries", "0")
 # alone. SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
 # resumes it. The uninterrupted reference runs locally, without checkpoints. Targets go
 # first: --configfile, --config and --set-resources take every value that follows them.
-LONG_JOB = "results/synthetic/jobs/token_delayed/runs.parquet"
+LONG_JOB = "results/synthetic/jobs/token_delayed_00/runs.parquet"
 LONG = "synthetic: {{checkpoint_every: {every}, token: {{delayed: {{steps: {steps}}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
 LONG_SECONDS = 120
@@ -99,7 +99,7 @@ def long_job_steps(seconds: float = LONG_SECONDS, probe: int = 20000) -> int:
     runs start, so the job takes at least this long in the test)."""
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     update_config(cfg, yaml.safe_load((ROOT / "config/smoke.yaml").read_text()))
-    runs = [RunSpec(**{**run, "steps": probe}) for run in plan.synthetic_jobs(cfg)["token_delayed"]]
+    runs = [RunSpec(**{**run, "steps": probe}) for run in plan.synthetic_jobs(cfg)["token_delayed_00"]]
     start = time.perf_counter()
     train_runs(runs, device="cpu")
     rate = probe / (time.perf_counter() - start)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benign.core import registry
 from benign.core.schema import MEASURED
+from benign.synthetic import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns(

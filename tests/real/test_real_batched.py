@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from benign.core import stopping
+from benign.core.rng import generator
 from benign.real.batched import Run, TrainSet, finetune_runs
 from benign.real.final_layer import FinalBlock, backbone_pooler, make_head
 from benign.real.loop import TrainConfig
 from benign.real.reference import finetune_query_key
-from benign.synthetic.data_model import generator
 from tests.helpers.real_data import tiny_model
 
 SEEDS, ETAS, N, T, N_TEST = (3, 8), (0.0, 0.2), 10, 6, 7

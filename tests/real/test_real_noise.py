@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from benign.synthetic.label_noise import draw_nested_noise
+from benign.real.label_noise import draw_nested_noise
 
 
 def noise(n: int = 200_000, classes: int = 10, seed: int = 0):

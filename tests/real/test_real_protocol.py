@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, read_parquet, write_parquet
+from benign.core.schema import read_parquet, write_parquet
 from benign.real.backbones import load_backbone
 from benign.real.datasets import fetch_dataset, load_dataset
 from benign.real.features import compute_features, load_features, trim_padding
@@ -15,6 +15,7 @@ from benign.real.heads import load_heads, pretrain_heads, save_heads
 from benign.real.loop import TrainConfig
 from benign.real.protocol import finetune_pool, pretrain, run_cell, split_indices
 from benign.real.reference import pretrain_head
+from benign.real.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
 
 TEXT_ENTRY = dict(name="tiny_text", label="tiny text", modality="text", classes=["bad", "good"], pretrain_size=6)
 IMAGE_ENTRY = dict(

@@ -9,8 +9,9 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
-from benign.core import job_state, registry
-from benign.config import SWEEP_SEP, ConfigError, artifacts, plan
+from benign.core import job_state
+from benign.synthetic import registry
+from benign.config import ConfigError, artifacts, plan
 from benign.config import resources as rs
 from benign.config.load import load
 from benign.core.fingerprint import fingerprint
@@ -151,9 +152,7 @@ def coarse_jobs():
     return [
         job
         for job in jobs_of(FITS["model"])
-        if any(
-            REFINE["sweep"] in run["setting"].split(SWEEP_SEP) for run in SYN_JOBS[job]
-        )
+        if any(REFINE["sweep"] in run["sweeps"] for run in SYN_JOBS[job])
     ]
 
 

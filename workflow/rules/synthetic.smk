@@ -44,6 +44,7 @@ checkpoint plan_refinement:
         regime=SYN["regime"],
         setting=REFINE_SETTING,
         prefix=f"{FITS.get('model')}_{REFINE_SETTING}",
+        cluster=CLUSTER,
         log_points=lambda wc: SYN[FITS["model"]]["sweeps"][REFINE["sweep"]].get(
             "log_points", 0
         ),

@@ -3,7 +3,8 @@
 from benign.analysis.milestones import annotate
 from benign.analysis.theory import Criteria, assign_regimes
 from benign.core.io import log_to
-from benign.core.schema import ATTENTION, CURVES, RUNS, read_parquet, write_parquet
+from benign.core.schema import read_parquet, write_parquet
+from benign.synthetic.schema import ATTENTION, CURVES, RUNS
 
 log_to(snakemake.log[0])
 criteria = Criteria(**snakemake.params.regime)

@@ -4,8 +4,9 @@ regime boundaries where the model's atlas was fitted."""
 import pandas as pd
 
 from benign.core.io import log_to
-from benign.core.schema import RUNS, read_parquet
+from benign.core.schema import read_parquet
 from benign.figures import heatmaps as figures
+from benign.synthetic.schema import RUNS
 
 log_to(snakemake.log[0])
 figures.loss_heatmap(

@@ -9,15 +9,17 @@ import pandas as pd
 from benign.config.artifacts import ARTIFACTS
 from benign.core import schema
 from benign.core.io import log_to
+from benign.real import schema as real_schema
+from benign.synthetic import schema as syn_schema
 
 READERS = {  # an input kind -> how it is read (benign.config.artifacts.INPUT_KINDS)
-    "runs": lambda paths: schema.read_parquet(paths, schema.RUNS),
-    "curves": lambda paths: schema.read_parquet(paths, schema.CURVES),
-    "attention": lambda paths: schema.read_parquet(paths, schema.ATTENTION),
-    "alignment": lambda paths: schema.read_parquet(paths, schema.ALIGNMENT),
-    "real_runs": lambda paths: schema.read_parquet(paths, schema.REAL_RUNS),
-    "real_attention": lambda paths: schema.read_parquet(paths, schema.REAL_ATTENTION),
-    "real_curves": lambda paths: schema.read_parquet(paths, schema.REAL_CURVES),
+    "runs": lambda paths: schema.read_parquet(paths, syn_schema.RUNS),
+    "curves": lambda paths: schema.read_parquet(paths, syn_schema.CURVES),
+    "attention": lambda paths: schema.read_parquet(paths, syn_schema.ATTENTION),
+    "alignment": lambda paths: schema.read_parquet(paths, syn_schema.ALIGNMENT),
+    "real_runs": lambda paths: schema.read_parquet(paths, real_schema.REAL_RUNS),
+    "real_attention": lambda paths: schema.read_parquet(paths, real_schema.REAL_ATTENTION),
+    "real_curves": lambda paths: schema.read_parquet(paths, real_schema.REAL_CURVES),
     "fits": pd.read_csv,
     "points": pd.read_parquet,
 }

@@ -1,7 +1,8 @@
 """Rule table_real: Table 2 (eta 0.1) or Table 6 (eta 0, 0.2) on the main grid."""
 
 from benign.core.io import log_to
-from benign.core.schema import REAL_RUNS, read_parquet
+from benign.core.schema import read_parquet
+from benign.real.schema import REAL_RUNS
 from benign.tables import real as tables
 
 log_to(snakemake.log[0])

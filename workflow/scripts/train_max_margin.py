@@ -3,8 +3,9 @@
 import torch
 
 from benign.core.io import log_to
-from benign.core.schema import ALIGNMENT, write_parquet
+from benign.core.schema import write_parquet
 from benign.synthetic.max_margin_alignment import track
+from benign.synthetic.schema import ALIGNMENT
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

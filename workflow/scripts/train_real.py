@@ -4,10 +4,11 @@ import torch
 
 from benign.core import job_state
 from benign.core.io import log_to
-from benign.core.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS, write_parquet
+from benign.core.schema import write_parquet
 from benign.core.stopping import stop_on_signals
 from benign.real.heads import load_heads
 from benign.real.protocol import run_cell
+from benign.real.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
 
 log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

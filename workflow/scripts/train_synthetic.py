@@ -4,7 +4,8 @@ import torch
 
 from benign.core import job_state
 from benign.core.io import log_to
-from benign.core.schema import ATTENTION, CURVES, RUNS, write_parquet
+from benign.core.schema import write_parquet
+from benign.synthetic.schema import ATTENTION, CURVES, RUNS
 from benign.synthetic.trainer import RunSpec, stop_on_signals, train_runs
 
 log_to(snakemake.log[0])

@@ -1,4 +1,4 @@
-"""The synthetic models (docs/model.md), one module each, listed in ``benign.core.registry.MODELS``."""
+"""The synthetic models (docs/model.md), one module each, listed in ``benign.synthetic.registry.MODELS``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import ModuleType
 
 import torch
 
-from benign.core import registry
+from benign.synthetic import registry
 from benign.synthetic.models.batch_data import batch_data
 
 

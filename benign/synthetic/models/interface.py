@@ -1,6 +1,6 @@
 """What the trainer asks of a synthetic model (benign.synthetic.trainer): the ``ModelBatch`` protocol.
 
-A model is one module, named in ``benign.core.registry.MODELS``, that defines
+A model is one module, named in ``benign.synthetic.registry.MODELS``, that defines
 - ``Batch``: a class implementing ``ModelBatch``, built as
   ``Batch(data, lrs=..., device=..., dtype=..., seed=..., **options, **run_keys)`` from the
   shared :class:`benign.synthetic.models.batch_data.BatchData` of B runs, their learning rates, the seed of
@@ -10,7 +10,7 @@ A model is one module, named in ``benign.core.registry.MODELS``, that defines
 
 A model registered with ``fixed_head`` (f = sum_t a_t <x_t, nu>) also defines
 ``head_values(split)``, the values <x_t, nu> of every token of the ``"train"`` or ``"test"``
-set, (B, m, T): the selection metrics' reference losses read them (benign.analysis.selection).
+set, (B, m, T): the selection metrics' reference losses read them (benign.synthetic.selection).
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ class Batch:
 
     def head_values(self, split: str) -> torch.Tensor:
         """v_t = <x_t, nu> of every token, (B, m, T) on the ``"train"`` or ``"test"`` set: f is
-        their attention-weighted sum (benign.analysis.selection.reference_losses reads them)."""
+        their attention-weighted sum (benign.synthetic.selection.reference_losses reads them)."""
         m = {"train": self.n, "test": self.n_test}[split]
         return (self.r if split == "train" else self.r_test).view(self.B, m, self.T)
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benign.analysis.clock import g
+from benign.synthetic.clock import g
 
 KINDS = ("relevant", "weak_true", "weak_opposite", "irrelevant")  # token 0, 1, 2, 3..T-1
 
