@@ -22,6 +22,7 @@ import yaml
 
 from benign.config import plan, resources
 from benign.config import validate as cv
+from benign.core import paths
 from benign.core.io import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,12 +64,12 @@ def main() -> None:
     jobs = []
     for job, runs in plan.synthetic_jobs(cfg).items():
         need = resources.synthetic_job_need(runs, device)
-        jobs.append(("train_synthetic", job, need, args.repo / "results/synthetic/jobs" / job / "runs.parquet"))
+        jobs.append(("train_synthetic", job, need, args.repo / paths.fill(paths.SYNTHETIC_JOB, job=job, table="runs")))
     for job, need in plan.real_needs(cfg)["train"].items():
-        jobs.append(("train_real", job, need, args.repo / "results/real/jobs" / job / "runs.parquet"))
+        jobs.append(("train_real", job, need, args.repo / paths.fill(paths.REAL_JOB, cell=job, table="runs")))
     for model, runs in plan.max_margin_runs(cfg).items():
         need = resources.synthetic_job_need(runs, device)
-        jobs.append(("train_max_margin", model, need, args.repo / "results/max_margin" / f"{model}.parquet"))
+        jobs.append(("train_max_margin", model, need, args.repo / paths.fill(paths.MAX_MARGIN, max_margin_model=model)))
     rows = []
     for rule, job, need, table in jobs:
         if not table.exists():

@@ -14,6 +14,7 @@ import sys
 
 from benign.config import ConfigError
 from benign.config.validate import check_run
+from benign.core import paths
 from benign.synthetic import registry, spec
 
 
@@ -42,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--n", type=float, required=True)
     reg.add_argument("--signal-norm", dest="signal_norm", type=float, required=True)
     reg.add_argument("--steps", type=int, default=None, help="a fitted horizon (default: the longest)")
-    reg.add_argument("--model-table", default="results/tables/regime_model.csv",
+    reg.add_argument("--model-table", default=paths.fill(paths.ARTIFACT, kind="table", stem="regime_model", ext=".csv"),
                      help="the fitted model (rule table_regime_boundaries writes it)")  # fmt: skip
     reg.add_argument("--json", action="store_true", help="print one JSON object")
     lt = sub.add_parser("lr-time", help="the time-scale check: a sweep's runs at (lr, t) against (k lr, t / k)")
@@ -52,7 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     lt.add_argument("--sweep", default="atlas", help="a sweep of the token model (default: atlas)")
     lt.add_argument("--factors", type=int, nargs="+", default=[2, 5, 10])
     lt.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
-    lt.add_argument("--out", default="results/tables/lr_time", help="file stem of the table (.csv and .md)")
+    lt.add_argument(
+        "--out",
+        default=paths.fill(paths.ARTIFACT, kind="table", stem="lr_time", ext=""),
+        help="file stem of the table (.csv and .md)",
+    )
     art = sub.add_parser("artifacts", help="print the artifact index (benign/config/artifacts.py)")
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
     return parser

@@ -36,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benign.core import paths
 from benign.core.schema import MEASURED
 from tests.helpers.smoke_run import SMOKE, local_smoke_run
 from tests.helpers.workflow_utils import (
@@ -53,12 +54,12 @@ SEED = 20250713
 DROP = (*MEASURED, "device")  # the only columns allowed to differ
 ALL = TABLES + REAL_TABLES
 CONFIGS = (SMOKE[1], "config/checkpoints.yaml")
-DELAYED = "results/synthetic/jobs/token_delayed_00/runs.parquet"
+DELAYED = paths.fill(paths.SYNTHETIC_JOB, job="token_delayed_00", table="runs")
 
 
 def checkpoint_written(repo: Path, log: str) -> bool:
     """The delayed job, mid-training, has saved a checkpoint."""
-    return any((repo / "results/.checkpoints/token_delayed_00").glob("running-*"))
+    return any((repo / paths.CHECKPOINTS / "token_delayed_00").glob("running-*"))
 
 
 def refinement_running(repo: Path, log: str) -> bool:

@@ -20,7 +20,7 @@ import sys
 import pytest
 
 from benign.config import artifacts
-from benign.core import fingerprint
+from benign.core import fingerprint, paths
 from benign.synthetic import registry
 from tests.helpers.workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
 
@@ -33,7 +33,7 @@ def done(tmp_path_factory):
     repo = copy_repo(tmp_path_factory.mktemp("touched") / "repo")
     # The refinement's plan is a checkpoint whose content the DAG reads: an empty plan (no
     # refinement job), so that touching it leaves a plan to read.
-    plan = repo / "results/synthetic/refine/plan.json"
+    plan = repo / paths.REFINEMENT_PLAN
     plan.parent.mkdir(parents=True)
     plan.write_text("{}\n")
     # Touching jobs records their params (the outputs do not exist yet, so every job counts);

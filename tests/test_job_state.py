@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from benign.core import job_state
+from benign.core import job_state, paths
 from benign.core.schema import MEASURED
 from tests.helpers.workflow_utils import copy_repo, snakemake
 
@@ -27,8 +27,8 @@ def test_release_removes_only_folders_whose_outputs_all_exist(tmp_path):
     assert job_state.release(tmp_path / "nothing-here", base=tmp_path) == []
 
 
-JOB = "results/synthetic/jobs/token_settings_00"
-ARGS = (f"{JOB}/runs.parquet", "--cores", "1", "--configfile", "config/smoke.yaml")
+TABLES = paths.tables(paths.SYNTHETIC_JOB, job="token_settings_00")
+ARGS = (TABLES["runs"], "--cores", "1", "--configfile", "config/smoke.yaml")
 
 
 def test_a_job_whose_outputs_were_removed_after_it_finished_reruns_without_training(tmp_path):
@@ -41,15 +41,15 @@ def test_a_job_whose_outputs_were_removed_after_it_finished_reruns_without_train
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     state = repo / job_state.ROOT / "token_settings_00"
     assert list(state.glob("done-*")), "the finished state did not outlive the job"
-    tables = {name: pd.read_parquet(repo / JOB / f"{name}.parquet") for name in ("runs", "curves", "attention")}
-    for name in tables:
-        (repo / JOB / f"{name}.parquet").unlink()
+    tables = {name: pd.read_parquet(repo / path) for name, path in TABLES.items()}
+    for path in TABLES.values():
+        (repo / path).unlink()
     again = snakemake(repo, *ARGS)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     log = (repo / "logs/synthetic/train_token_settings_00.log").read_text()
     assert "already done (kept from an interrupted job)" in log and not re.search(r"training \d+ run", log), log
     for name, expected in tables.items():
-        got = pd.read_parquet(repo / JOB / f"{name}.parquet")
+        got = pd.read_parquet(repo / TABLES[name])
         drop = [c for c in expected.columns if c in MEASURED]
         pd.testing.assert_frame_equal(got.drop(columns=drop), expected.drop(columns=drop), check_exact=True, obj=name)
     assert not (repo / job_state.ROOT).exists(), "the state outlived the successful run"

@@ -17,9 +17,10 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from benign.core import paths
 from benign.core.io import write_json
 
-ROOT = Path("results/.checkpoints")  # relative to the workflow's working directory
+ROOT = Path(paths.CHECKPOINTS)  # relative to the workflow's working directory
 RELEASED_BY = "released_by.json"  # the outputs that release a state folder
 
 

@@ -23,6 +23,7 @@ import yaml
 from snakemake.utils import update_config
 
 from benign.config import plan
+from benign.core import paths
 from benign.synthetic.trainer import RunSpec, train_runs
 from tests.helpers.smoke_run import SMOKE
 from tests.helpers.workflow_utils import ROOT, copy_repo
@@ -42,9 +43,9 @@ FAST_STATUS = (
 # One job of each training rule of the smoke config, and what they need (a data set, its
 # features, its phase-1 head). Targets go first: --configfile takes every path that follows it.
 SAMPLE = (
-    "results/synthetic/jobs/token_settings_00/runs.parquet",
-    "results/synthetic/jobs/encoder_heatmap_00/runs.parquet",
-    "results/real/jobs/rotten_s1_n8/runs.parquet",
+    paths.fill(paths.SYNTHETIC_JOB, job="token_settings_00", table="runs"),
+    paths.fill(paths.SYNTHETIC_JOB, job="encoder_heatmap_00", table="runs"),
+    paths.fill(paths.REAL_JOB, cell="rotten_s1_n8", table="runs"),
 )
 # A toy's failure must end its run at once: the profile's retries are for training jobs.
 NO_RETRY = ("--retries", "0")
@@ -57,7 +58,7 @@ NO_RETRY = ("--retries", "0")
 # alone. SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
 # resumes it. The uninterrupted reference runs locally, without checkpoints. Targets go
 # first: --configfile, --config and --set-resources take every value that follows them.
-LONG_JOB = "results/synthetic/jobs/token_delayed_00/runs.parquet"
+LONG_JOB = paths.fill(paths.SYNTHETIC_JOB, job="token_delayed_00", table="runs")
 LONG = "synthetic: {{checkpoint_every: {every}, token: {{delayed: {{steps: {steps}}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
 LONG_SECONDS = 120

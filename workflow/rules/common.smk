@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(
     0, str(Path(workflow.basedir))
 )  # the library, also when not pip-installed
-from benign.core import job_state
+from benign.core import job_state, paths
 from benign.synthetic import registry
 from benign.config import ConfigError, artifacts, plan
 from benign.config import resources as rs
@@ -82,7 +82,7 @@ def feature_files(dataset):
     """The parts of a data set's feature cache (rule features_real)."""
     parts = FEATURE_PARTS[dataset]
     return [
-        f"resources/features/{dataset}/part{k}-of-{parts}.safetensors"
+        paths.fill(paths.FEATURES, dataset=dataset, part=k, parts=parts)
         for k in range(parts)
     ]
 
@@ -167,12 +167,8 @@ def refinement_jobs(model):
 
 def job_tables(model, table):
     """A model's job tables of one kind: its planned jobs', and its refinement's."""
-    return expand(
-        "results/synthetic/jobs/{job}/{table}.parquet", job=jobs_of(model), table=table
-    ) + expand(
-        "results/synthetic/refine/{rjob}/{table}.parquet",
-        rjob=list(refinement_jobs(model)),
-        table=table,
+    return expand(paths.SYNTHETIC_JOB, job=jobs_of(model), table=table) + expand(
+        paths.REFINEMENT_JOB, rjob=list(refinement_jobs(model)), table=table
     )
 
 

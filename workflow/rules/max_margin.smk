@@ -5,7 +5,7 @@ direction of the tokens it selects (Tarzanagh et al. 2023), and its figure and t
 rule train_max_margin:
     """One model's runs of the max_margin block, batched by (d, seed), 10^5 steps each."""
     output:
-        "results/max_margin/{max_margin_model}.parquet",
+        paths.MAX_MARGIN,
     log:
         "logs/max_margin/train_{max_margin_model}.log",
     conda:

@@ -7,7 +7,7 @@ them early leaves the many short synthetic jobs to fill the cores at the end."""
 rule fetch_dataset:
     """A verified local copy (data, meta.json, SHA256SUMS); everything downstream reads only this."""
     output:
-        directory("resources/datasets/{dataset}"),
+        directory(paths.DATASET),
     log:
         "logs/real/fetch_{dataset}.log",
     priority: 50
@@ -24,9 +24,9 @@ rule features_real:
     """Hidden states entering the backbone's final layer, computed once per (backbone, data set),
     in parts where one job would not fit the site's ceilings (docs/cluster.md)."""
     input:
-        "resources/datasets/{dataset}",
+        paths.DATASET,
     output:
-        "resources/features/{dataset}/part{part}-of-{parts}.safetensors",
+        paths.FEATURES,
     log:
         "logs/real/features_{dataset}_part{part}-of-{parts}.log",
     priority: 50
@@ -51,7 +51,7 @@ rule pretrain_real:
     input:
         lambda wc: feature_files(wc.dataset),
     output:
-        "results/real/heads/{dataset}.safetensors",
+        paths.HEADS,
     log:
         "logs/real/pretrain_{dataset}.log",
     priority: 50
@@ -73,11 +73,9 @@ rule train_real:
     """Phase 2 for one (data set, seed, n) and every eta it needs, as one program."""
     input:
         features=lambda wc: feature_files(REAL_CELLS[wc.cell]["dataset"]),
-        heads=lambda wc: f"results/real/heads/{REAL_CELLS[wc.cell]['dataset']}.safetensors",
+        heads=lambda wc: paths.fill(paths.HEADS, dataset=REAL_CELLS[wc.cell]["dataset"]),
     output:
-        runs="results/real/jobs/{cell}/runs.parquet",
-        attention="results/real/jobs/{cell}/attention.parquet",
-        curves="results/real/jobs/{cell}/curves.parquet",
+        **paths.tables(paths.REAL_JOB),
     log:
         "logs/real/train_{cell}.log",
     priority: 20
@@ -98,13 +96,12 @@ rule train_real:
 
 rule aggregate_real:
     input:
-        runs=expand("results/real/jobs/{cell}/runs.parquet", cell=REAL_CELLS),
-        attention=expand("results/real/jobs/{cell}/attention.parquet", cell=REAL_CELLS),
-        curves=expand("results/real/jobs/{cell}/curves.parquet", cell=REAL_CELLS),
+        **{
+            table: expand(path, cell=REAL_CELLS)
+            for table, path in paths.tables(paths.REAL_JOB).items()
+        },
     output:
-        runs="results/real/runs.parquet",
-        attention="results/real/attention.parquet",
-        curves="results/real/curves.parquet",
+        **paths.tables(paths.REAL),
     log:
         "logs/real/aggregate.log",
     conda:

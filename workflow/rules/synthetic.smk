@@ -4,9 +4,7 @@
 rule train_synthetic:
     """One job trains many runs (a chunk of a sweep, or the named settings) as one batched program."""
     output:
-        runs="results/synthetic/jobs/{job}/runs.parquet",
-        curves="results/synthetic/jobs/{job}/curves.parquet",
-        attention="results/synthetic/jobs/{job}/attention.parquet",
+        **paths.tables(paths.SYNTHETIC_JOB),
     log:
         "logs/synthetic/train_{job}.log",
     conda:
@@ -28,13 +26,13 @@ checkpoint plan_refinement:
     that bracket each transition of each (d, n) line."""
     input:
         runs=lambda wc: expand(
-            "results/synthetic/jobs/{job}/runs.parquet", job=coarse_jobs()
+            paths.fill(paths.SYNTHETIC_JOB, table="runs"), job=coarse_jobs()
         ),
         curves=lambda wc: expand(
-            "results/synthetic/jobs/{job}/curves.parquet", job=coarse_jobs()
+            paths.fill(paths.SYNTHETIC_JOB, table="curves"), job=coarse_jobs()
         ),
     output:
-        "results/synthetic/refine/plan.json",
+        paths.REFINEMENT_PLAN,
     log:
         "logs/synthetic/plan_refinement.log",
     conda:
@@ -58,11 +56,9 @@ rule train_refinement:
     runs reach it as params; the plan is an input only as ancient, so replanning the same runs
     reruns nothing."""
     input:
-        ancient("results/synthetic/refine/plan.json"),
+        ancient(paths.REFINEMENT_PLAN),
     output:
-        runs="results/synthetic/refine/{rjob}/runs.parquet",
-        curves="results/synthetic/refine/{rjob}/curves.parquet",
-        attention="results/synthetic/refine/{rjob}/attention.parquet",
+        **paths.tables(paths.REFINEMENT_JOB),
     log:
         "logs/synthetic/train_{rjob}.log",
     conda:
@@ -88,9 +84,7 @@ rule aggregate_synthetic:
         curves=lambda wc: job_tables(wc.model, "curves"),
         attention=lambda wc: job_tables(wc.model, "attention"),
     output:
-        runs="results/synthetic/{model}/runs.parquet",
-        curves="results/synthetic/{model}/curves.parquet",
-        attention="results/synthetic/{model}/attention.parquet",
+        **paths.tables(paths.SYNTHETIC),
     log:
         "logs/synthetic/aggregate_{model}.log",
     conda:
@@ -105,7 +99,7 @@ rule aggregate_synthetic:
 rule token_projection_points:
     """Figure 1's data: the token each input selects under a hand-set query (no training)."""
     output:
-        "results/synthetic/token_projection.parquet",
+        paths.TOKEN_PROJECTION,
     log:
         "logs/synthetic/token_projection.log",
     conda:
