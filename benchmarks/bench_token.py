@@ -313,9 +313,9 @@ def atlas(ctx: Context) -> dict:
     refined = {}
     if refine:
         plan = refinement_jobs(pd.concat([f[0] for f in frames]), pd.concat([f[1] for f in frames]), refine["horizon"],
-                               refine.get("points", 3), cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"],
+                               refine["points"], cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"],
                                Criteria(**cfg["synthetic"]["regime"]), f"{refine['sweep']}_refine",
-                               f"{model}_{refine['sweep']}_refine", refine.get("batches_per_job", 4))  # fmt: skip
+                               f"{model}_{refine['sweep']}_refine", refine["batches_per_job"])  # fmt: skip
         refine_wall, refined, _ = _run_jobs(plan, workers)
         wall += refine_wall
         runs += sum(len(v) for v in plan.values())

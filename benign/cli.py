@@ -213,12 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
-    from benign.analysis.theory import assign_regimes
+    from benign.analysis.theory import Criteria, assign_regimes
     from benign.core.schema import REFERENCES, SELECTION
     from benign.synthetic.trainer import train_runs
 
     runs, _, _ = train_runs([spec.RunSpec(**run)], device=args.device)
-    runs = assign_regimes(runs)
+    runs = assign_regimes(runs, Criteria.defaults())  # the config's default thresholds
     row = runs.iloc[0].to_dict()
     keys = [*spec.NUMBERS,
         "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy",

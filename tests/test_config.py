@@ -87,7 +87,7 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
 
 
 def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
-    from benign.analysis.theory import atlas_labels
+    from benign.analysis.theory import Criteria, atlas_labels
     from benign.synthetic.trainer import RunSpec, train_runs
 
     base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
@@ -102,7 +102,7 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
     specs = [RunSpec(**r) for job, rs in jobs.items() if job.startswith("token_line") for r in rs]
     runs, curves, _ = train_runs(specs, device="cpu")
     assert runs["run_id"].is_unique and len(runs) == 6
-    atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10])
+    atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10], Criteria.defaults())
     assert len(atlas) == 6 and labels["run_id"].is_unique and len(labels) == 6
 
 

@@ -37,7 +37,7 @@ def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
                 curves.append({"run_id": rid, "step": step, "train_acc_noisy": fitted if step else 0.0,
                                "test_loss_normalised": 1.0, "test_sel_relevant": 0.0})  # fmt: skip
     jobs = refinement_jobs(pd.DataFrame(rows), pd.DataFrame(curves), horizon=100, points=1, log_points=5,
-                           criteria=Criteria(), setting="atlas_refine", prefix="token_atlas_refine",
+                           criteria=Criteria.defaults(), setting="atlas_refine", prefix="token_atlas_refine",
                            batches_per_job=1)  # fmt: skip
     assert list(jobs) == ["token_atlas_refine_00", "token_atlas_refine_01"]  # one (n, T, d, seed) batch each
     runs = [r for rs in jobs.values() for r in rs]

@@ -1,9 +1,11 @@
 """The config schema is the one owner of every key's type, bounds, default and description: the
 file the workflow reads is generated whole (benign/config/schema.py) and current, validation
-adds nothing to it, and every config file passes it."""
+adds nothing to it, every config file passes it, and no module reads a key with a default of
+its own."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,3 +65,44 @@ def test_every_config_file_validates(name):
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     update_config(cfg, yaml.safe_load((ROOT / "config" / name).read_text()))
     validate_config(cfg)
+
+
+def test_the_regime_thresholds_default_from_the_schema():
+    from benign.analysis.theory import Criteria
+
+    regime = yaml.safe_load(schema.PATH.read_text())["properties"]["synthetic"]["properties"]["regime"]
+    assert Criteria.defaults() == Criteria(**{k: v["default"] for k, v in regime["properties"].items()})
+    with pytest.raises(TypeError):
+        Criteria()  # no thresholds of its own
+
+
+def _defaulted_keys() -> set[str]:
+    """The keys that have a schema default wherever they occur."""
+    with_default, without = set(), set()
+    for _, node in nodes(schema.load()):
+        for key, sub in (node.get("properties") or {}).items():
+            (with_default if isinstance(sub, dict) and "default" in sub else without).add(key)
+    return with_default - without
+
+
+SOURCES = sorted(
+    p
+    for folder in ("benign", "workflow", "benchmarks")
+    for p in (ROOT / folder).rglob("*")
+    if p.suffix in (".py", ".smk")
+)
+
+
+def test_no_module_reads_a_config_key_with_a_default_of_its_own():
+    """Validation fills in the schema's defaults before anything reads the config, so a
+    ``.get(key, default)`` could only restate, or contradict, the schema."""
+    keys = _defaulted_keys()
+    assert {"checkpoint_every", "batches_per_job", "record_epochs", "fit_threshold"} <= keys
+    pattern = re.compile(r"""\.get\(\s*["'](""" + "|".join(sorted(keys)) + r""")["']\s*,""")
+    found = [
+        f"{path.relative_to(ROOT)}:{k}: {line.strip()}"
+        for path in [*SOURCES, ROOT / "Snakefile"]
+        for k, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []

@@ -58,7 +58,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         for name in NAMED_SETTINGS:
             for seed in mcfg["seeds"]:
                 runs.append({**base, **mcfg["settings"][name], "seed": seed, "setting": name,
-                             "log_every": mcfg.get("log_every", 10), "record_attention": True})  # fmt: skip
+                             "log_every": mcfg["log_every"], "record_attention": True})  # fmt: skip
         jobs[f"{model}_settings"] = runs
         delayed = mcfg.get("delayed")
         if delayed:
@@ -149,7 +149,7 @@ def sweeps_jobs(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> di
             if run["setting"].split(SWEEP_SEP)[0] == name:
                 batches.setdefault(spec.batch_key(run), []).append(run)
         keys = sorted(batches)
-        per_job = sweep.get("batches_per_job", 1)
+        per_job = sweep["batches_per_job"]
         for k in range(0, len(keys), per_job):
             jobs[f"{model}_{name}_{k // per_job:02d}"] = [run for key in keys[k : k + per_job] for run in batches[key]]
     return jobs
@@ -174,7 +174,7 @@ def real_cells(cfg: dict) -> dict[str, dict]:
     )
     protocol = real["protocol"]
     try:
-        record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))
+        record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])
     except ValueError as err:
         raise ConfigError(str(err)) from None
     cells = {}
@@ -264,7 +264,7 @@ def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dic
         out["train"][job] = resources.finetune_need(
             backbone_shape(cfg, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
             protocol["batch_size"], **rows, device=device,
-            records=len(record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))),
+            records=len(record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])),
         )  # fmt: skip
     return out
 
