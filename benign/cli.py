@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     art = sub.add_parser("artifacts", help="print the artifact index (benign/config/artifacts.py)")
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
+    sch = sub.add_parser("schema", help="print the config schema, generated (benign/config/schema.py)")
+    sch.add_argument("--write", action="store_true", help="write it to workflow/schemas/config.schema.yaml")
     return parser
 
 
@@ -105,7 +107,7 @@ def _lr_time(args) -> int:
 
     from benign.analysis.theory import Criteria
     from benign.analysis.time_scale import compare, scaled
-    from benign.config import plan
+    from benign.config import plan, schema
     from benign.config.load import load
     from benign.tables.lr_time import lr_time
 
@@ -114,7 +116,7 @@ def _lr_time(args) -> int:
     for path in args.configfile:
         update_config(cfg, yaml.safe_load(Path(path).read_text()))
     try:
-        load(cfg, Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml")
+        load(cfg, schema.PATH)
         sweep = cfg["synthetic"]["token"]["sweeps"][args.sweep]
     except (ConfigError, KeyError) as err:
         print(f"benign: invalid configuration: {err}", file=sys.stderr)
@@ -162,6 +164,18 @@ def _artifacts(args) -> int:
     return 0
 
 
+def _schema(args) -> int:
+    """The config schema, generated from its hand-written source, the run spec and the registry;
+    printed, or written where the workflow reads it."""
+    from benign.config import schema
+
+    if not args.write:
+        print(schema.text(), end="")
+        return 0
+    print(f"wrote the config schema to {schema.write()}")
+    return 0
+
+
 def check_memory(run: dict, device: str | None) -> None:
     """Refuse a run whose estimated peak memory (benign.config.resources) exceeds this machine's."""
     import os
@@ -189,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         return _regime(args)
     if args.command == "artifacts":
         return _artifacts(args)
+    if args.command == "schema":
+        return _schema(args)
     if args.command == "lr-time":
         return _lr_time(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
@@ -201,12 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
-    from benign.analysis.theory import assign_regimes
+    from benign.analysis.theory import Criteria, assign_regimes
+    from benign.config.schema import default
     from benign.synthetic.schema import REFERENCES, SELECTION
     from benign.synthetic.trainer import train_runs
 
     runs, _, _ = train_runs([spec.RunSpec(**run)], device=args.device)
-    runs = assign_regimes(runs)
+    runs = assign_regimes(runs, Criteria(**default("synthetic.regime")))  # the config's default thresholds
     row = runs.iloc[0].to_dict()
     keys = [*spec.NUMBERS,
         "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy",

@@ -1,5 +1,5 @@
 """Config expansion into jobs (benign.config.plan), and the checks a JSON schema cannot express
-(benign.config.validate)."""
+(benign.config.validate). The planner reads validated configs, their schema defaults filled in."""
 
 import copy
 
@@ -10,9 +10,15 @@ from benign.config import ConfigError, plan
 from benign.config import validate as bc
 
 
+def valid(cfg: dict) -> dict:
+    """``cfg`` as the workflow plans it: validated, with the schema's defaults."""
+    bc.validate_config(cfg)
+    return cfg
+
+
 @pytest.fixture
 def cfg(root):
-    return yaml.safe_load((root / "config/config.yaml").read_text())
+    return valid(yaml.safe_load((root / "config/config.yaml").read_text()))
 
 
 def test_paper_grid_is_39_by_39(cfg):
@@ -25,11 +31,10 @@ def test_paper_grid_is_39_by_39(cfg):
 
 def test_grid_forms():
     assert bc.grid({"start": 5, "stop": 10, "step": 2.5}, "x") == [5.0, 7.5, 10.0]
+    assert bc.grid({"start": 250, "stop": 500, "step": 125}, "x") == [250, 375, 500]
     assert bc.grid([3, 1], "x") == [3, 1]
-    with pytest.raises(ConfigError, match="x is empty"):
-        bc.grid([], "x")
-    with pytest.raises(ConfigError, match="duplicate"):
-        bc.grid([1, 1], "x")
+    with pytest.raises(ConfigError, match=r"x: stop \(1\) is below start \(2\)"):
+        bc.grid({"start": 2, "stop": 1, "step": 1}, "x")
 
 
 def test_warning_for_eta_that_flips_nothing(cfg):
@@ -48,7 +53,7 @@ def _merged(base: dict, over: dict) -> dict:
 
 def test_smoke_config_replaces_every_default_sweep(cfg, root):
     """A default sweep the smoke config does not replace would train at full size in the tests."""
-    smoke = _merged(cfg, yaml.safe_load((root / "config/smoke.yaml").read_text()))
+    smoke = valid(_merged(cfg, yaml.safe_load((root / "config/smoke.yaml").read_text())))
     runs = [r for job in plan.synthetic_jobs(smoke).values() for r in job]
     assert max(r["steps"] for r in runs) <= 1000 and max(r["d"] for r in runs) <= 200, (
         "a full-size run in the smoke config"
@@ -61,7 +66,7 @@ def _atlas_cfg(cfg, sweeps: dict) -> dict:
     out["synthetic"]["boundary_fits"] = {"model": "token", "sweeps": ["line_d", "line_n"], "horizons": [10, 40]}
     for name in [m for m in out["synthetic"] if m in ("encoder", "token_p_w0", "token_p_identity")]:
         del out["synthetic"][name]
-    return out
+    return valid(out)
 
 
 def test_a_run_shared_by_two_sweeps_is_planned_once():
@@ -84,7 +89,8 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
 
 
 def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
-    from benign.analysis.theory import atlas_labels
+    from benign.analysis.theory import Criteria, atlas_labels
+    from benign.config.schema import default
     from benign.synthetic.trainer import RunSpec, train_runs
 
     base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
@@ -99,7 +105,7 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
     specs = [RunSpec(**r) for job, rs in jobs.items() if job.startswith("token_line") for r in rs]
     runs, curves, _ = train_runs(specs, device="cpu")
     assert runs["run_id"].is_unique and len(runs) == 6
-    atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10])
+    atlas, labels = atlas_labels(runs, curves, ["line_d", "line_n"], [10], Criteria(**default("synthetic.regime")))
     assert len(atlas) == 6 and labels["run_id"].is_unique and len(labels) == 6
 
 

@@ -283,6 +283,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     from benign.analysis.milestones import annotate
     from benign.analysis.theory import Criteria, atlas_labels
     from benign.config.plan import sweep_groups
+    from benign.config.schema import default
     from benign.figures import atlas as atlas_figures
     from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
@@ -292,11 +293,12 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
             if k not in ("seed", "setting", "sweeps")}  # fmt: skip
     sweeps = {"atlas": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 2, 4, 8, 16]}, "seeds": [1, 2],
-                        "steps": 200, "log_points": 10}}  # fmt: skip
+                        "steps": 200, "log_points": 10, "batches_per_job": 1}}  # fmt: skip
     specs = [RunSpec(**run) for _, runs, _ in sweep_groups("token", sweeps, base, ["atlas"]) for run in runs]
     runs, curves, _ = train_runs(specs, device="cpu")
-    atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200])
-    fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(Criteria()),
+    criteria = Criteria(**default("synthetic.regime"))
+    atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200], criteria)
+    fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(criteria),
                                              2 ** (1 / 8))  # fmt: skip
     assert set(fits["boundary"]) == {"not overfitting", "selection (harmful below)", "argmax selection"}
     assert set(fits["horizon"]) == {50, 200}
@@ -305,7 +307,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     assert_rendered(tmp_path / "map")
     atlas_figures.boundary_scaling(pd.read_csv(tmp_path / "rb.csv"), tmp_path / "scaling")
     assert_rendered(tmp_path / "scaling")
-    annotated = annotate(atlas, curves)
+    annotated = annotate(atlas, curves, criteria)
     atlas_figures.generalization_delay(annotated, curves, tmp_path / "delay", bands=2)
     assert_rendered(tmp_path / "delay")
     table = generalization_times(annotated, curves, tmp_path / "times", bands=2)

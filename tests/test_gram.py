@@ -11,7 +11,8 @@ import pytest
 import torch
 from scipy import stats
 
-from benign.analysis.theory import assign_regimes
+from benign.analysis.theory import Criteria, assign_regimes
+from benign.config.schema import default
 from benign.synthetic import gram
 from benign.synthetic.models import build, token_selection
 from benign.synthetic.models.batch_data import BatchData, batch_data
@@ -135,7 +136,7 @@ def _finals(engine: str, d: int, c: float, seeds, monkeypatch, w0=None):
         if w0 is not None:
             m.setattr(token_selection, "init_W", w0)
         frame, _, _ = train_runs(runs, device="cpu")
-    return assign_regimes(frame)
+    return assign_regimes(frame, Criteria(**default("synthetic.regime")))
 
 
 @pytest.mark.parametrize("d, c", [(400, 1.5), (2000, 1.7)])

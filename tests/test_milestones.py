@@ -1,5 +1,6 @@
 """Milestones read from hand-built curves, censoring included (benign/analysis/milestones.py)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -8,6 +9,9 @@ import pytest
 
 from benign.analysis.milestones import annotate, milestones, order, run_milestones
 from benign.analysis.theory import Criteria
+from benign.config.schema import default
+
+CRITERIA = Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 
 STEPS = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
 
@@ -22,16 +26,18 @@ def curve(noisy, acc, r=None, rate=None, run_id="r"):
 def test_flipped_labels_count_as_fitted_from_the_step_they_stay_fitted():
     noisy = [0, 0, 0, 1, 0.25, 0.25, 0.5, 1, 1, 1, 1]  # fitted at 30, lost at 40, fitted for good from 60
     acc = [0.8, 0.8, 0.9, 1, 0.95, 0.95, 1, 1, 1, 1, 1]
-    m = run_milestones(curve(noisy, acc))
+    m = run_milestones(curve(noisy, acc), CRITERIA)
     assert m["fit_noisy_step"] == 60 and not m["fit_noisy_censored"]  # half fitted counts (fit_threshold 0.5)
     assert m["fit_all_step"] == 30 and not m["fit_all_censored"]  # first time, not for good
-    strict = run_milestones(curve(noisy, acc), Criteria(fit_threshold=1.0))
+    strict = run_milestones(curve(noisy, acc), dataclasses.replace(CRITERIA, fit_threshold=1.0))
     assert strict["fit_noisy_step"] == 70
 
 
 def test_milestones_not_reached_are_censored_at_the_horizon():
     noisy = [0, 0, 0, 0, 0, 0, 0, 0, 0.25, 0.25, 0.25]
-    m = run_milestones(curve(noisy, [0.9] * 11, r=[1.0, 0.9, 0.8, 0.7, 0.6, 0.6, 0.6, 0.55, 0.55, 0.52, 0.51]))
+    m = run_milestones(
+        curve(noisy, [0.9] * 11, r=[1.0, 0.9, 0.8, 0.7, 0.6, 0.6, 0.6, 0.55, 0.55, 0.52, 0.51]), CRITERIA
+    )
     assert (m["fit_noisy_step"], m["fit_noisy_censored"]) == (100, True)
     assert (m["fit_all_step"], m["fit_all_censored"]) == (100, True)
     assert (m["generalized_step"], m["generalized_censored"]) == (100, True)  # r never at or under 0.5
@@ -39,25 +45,25 @@ def test_milestones_not_reached_are_censored_at_the_horizon():
 
 def test_generalization_is_attention_selecting_from_then_on():
     r = [1.0, 0.9, 0.7, 0.45, 0.55, 0.5, 0.4, 0.3, 0.2, 0.1, 0.1]  # under 0.5 at 30, back over at 40
-    m = run_milestones(curve([1] * 11, [1] * 11, r=r))
+    m = run_milestones(curve([1] * 11, [1] * 11, r=r), CRITERIA)
     assert m["generalized_step"] == 50 and not m["generalized_censored"]
-    loose = run_milestones(curve([1] * 11, [1] * 11, r=r), Criteria(loss_threshold=0.8))
+    loose = run_milestones(curve([1] * 11, [1] * 11, r=r), dataclasses.replace(CRITERIA, loss_threshold=0.8))
     assert loose["generalized_step"] == 20
     # no r (a model without a fixed head): the selection rate decides
     rate = [0, 0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1, 1, 1]
-    by_rate = run_milestones(curve([1] * 11, [1] * 11, r=[np.nan] * 11, rate=rate))
+    by_rate = run_milestones(curve([1] * 11, [1] * 11, r=[np.nan] * 11, rate=rate), CRITERIA)
     assert by_rate["generalized_step"] == 40
 
 
 def test_a_run_without_flipped_labels_has_no_fit_noisy_milestone():
-    m = run_milestones(curve([np.nan] * 11, [1] * 11))
+    m = run_milestones(curve([np.nan] * 11, [1] * 11), CRITERIA)
     assert math.isnan(m["fit_noisy_step"]) and not m["fit_noisy_censored"]
 
 
 def test_milestones_of_many_runs_are_indexed_by_run():
     a = curve([0] * 5 + [1] * 6, [1] * 11, run_id="a")
     b = curve([0] * 11, [1] * 11, run_id="b").sample(frac=1, random_state=0)  # any row order
-    table = milestones(pd.concat([a, b]))
+    table = milestones(pd.concat([a, b]), CRITERIA)
     assert list(table.index) == ["a", "b"]
     assert table.loc["a", "fit_noisy_step"] == 50 and table.loc["b", "fit_noisy_censored"]
 
@@ -86,7 +92,7 @@ def test_annotate_fills_the_runs_table_from_the_trainers_curves():
 
     specs = [RunSpec(d=30, n=10, n_test=20, signal_norm=m, steps=60, log_every=5) for m in (2.0, 8.0)]
     runs, curves, _ = train_runs(specs, device="cpu")
-    done = annotate(runs, curves)
+    done = annotate(runs, curves, CRITERIA)
     to_table(done, RUNS)  # conforms to the schema
     for _, row in done.iterrows():
         curve_ = curves[curves.run_id == row.run_id].sort_values("step")

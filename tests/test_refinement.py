@@ -7,6 +7,7 @@ import pytest
 from benign.analysis.refinement import crossings, refinement_norms, refinement_runs
 from benign.analysis.theory import Criteria
 from benign.config.resources import Cluster, pack
+from benign.config.schema import default
 
 
 def test_crossings_are_the_neighbouring_norms_where_the_mean_label_crosses_a_half():
@@ -41,7 +42,7 @@ def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
                 curves.append({"run_id": rid, "step": step, "train_acc_noisy": fitted if step else 0.0,
                                "test_loss_normalised": 1.0, "test_sel_relevant": 0.0})  # fmt: skip
     planned = refinement_runs(pd.DataFrame(rows), pd.DataFrame(curves), horizon=100, points=1, log_points=5,
-                              criteria=Criteria(), setting="atlas_refine")  # fmt: skip
+                              criteria=Criteria(**default("synthetic.regime")), setting="atlas_refine")  # fmt: skip
     jobs = pack(planned, "token_atlas_refine", 1, CLUSTER)
     assert list(jobs) == ["token_atlas_refine_00", "token_atlas_refine_01"]  # one (n, T, d, seed) batch each
     runs = [r for rs in jobs.values() for r in rs]

@@ -1,7 +1,7 @@
 """A model is chosen by name, with everything it needs in its registry entry: adding one is its
-module, one registry line and one config block. The test adds tests/helpers/dummy_model.py that
-way and plans, estimates and trains a job of it; and an entry without a cost function is refused
-where it is written."""
+module, one registry line, the regenerated config schema (python -m benign schema --write) and
+one config block. The test adds tests/helpers/dummy_model.py that way and plans, estimates and
+trains a job of it; and an entry without a cost function is refused where it is written."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from benign.config import resources
+from benign.config import ConfigError, resources
+from benign.config import schema as config_schema
 from benign.config.load import load
 from benign.synthetic import registry
 from benign.synthetic.spec import RunSpec
@@ -47,8 +48,10 @@ def smoke_config(root, extra: str = "") -> dict:
     return cfg
 
 
-def test_a_registered_model_is_planned_estimated_and_trained(root, with_dummy):
-    plan = load(smoke_config(root, BLOCK), root / "workflow/schemas/config.schema.yaml")
+def test_a_registered_model_is_planned_estimated_and_trained(root, with_dummy, tmp_path):
+    with pytest.raises(ConfigError, match="the config schema is out of date: .* run python -m benign schema --write"):
+        load(smoke_config(root, BLOCK), config_schema.PATH)  # the schema generated before the model's line
+    plan = load(smoke_config(root, BLOCK), config_schema.write(tmp_path / "config.schema.yaml"))
     runs = plan.synthetic_jobs["dummy_settings_00"]
     assert {r["model"] for r in runs} == {"dummy"} and {r["setting"] for r in runs} == {
         "benign", "harmful", "not_overfitting"}  # fmt: skip

@@ -10,13 +10,11 @@ from pathlib import Path
 import pytest
 
 from benign.cli import _parser
-from benign.config import resources
-from benign.config.validate import schema
+from benign.config import resources, schema
 from benign.synthetic import registry, spec
 from benign.synthetic.schema import ALIGNMENT, RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 PARAMETERS = {f.name for f in spec.FIELDS}
 
 
@@ -28,7 +26,7 @@ def test_the_runs_table_has_every_parameter_that_changes_the_numbers():
 
 
 def test_the_schema_takes_its_run_keys_from_the_spec():
-    full = schema(SCHEMA)
+    full = schema.load()
     defaults = full["properties"]["synthetic"]["properties"]["defaults"]
     assert list(defaults["properties"]) == list(defaults["required"]) == list(spec.DEFAULT_KEYS)
     assert list(full["$defs"]["sweep"]["properties"]["axes"]["properties"]) == list(spec.SWEEP_AXES)

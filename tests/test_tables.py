@@ -4,11 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benign.analysis.theory import Criteria
+from benign.config.schema import default
 from benign.tables import common as common_tables
 from benign.tables import real as real_tables
 from benign.tables import synthetic as synthetic_tables
 from benign.tables.real_dynamics import real_dynamics
 from tests.helpers import frames
+
+CRITERIA = Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 
 REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "tables" / "reference" / "table6.csv"
 SUMMARY = REFERENCE.with_name("table2_summary.csv")
@@ -73,7 +77,7 @@ def test_seed_stats_population_std():
 
 
 def test_synthetic_regimes(tmp_path):
-    table = synthetic_tables.synthetic_regimes(synthetic_runs(), tmp_path / "regimes")
+    table = synthetic_tables.synthetic_regimes(synthetic_runs(), tmp_path / "regimes", criteria=CRITERIA)
     assert list(zip(table["model"], table["setting"])) == [(m, s) for m in ("token", "encoder") for s in SETTINGS]
     assert list(table["regime"]) == ["harmful", "benign", "not_overfitting"] * 2
     benign = table[(table["model"] == "token") & (table["setting"] == "benign")].iloc[0]
@@ -220,14 +224,14 @@ def test_synthetic_regimes_flipped_fit_steps(tmp_path):
     for seed in (1, 2, 3):
         rows += [dict(run_id=ids[("token", "not_overfitting", seed)], step=s, train_acc_noisy=0.25) for s in (0, 40)]
     curves = pd.DataFrame(rows)
-    table = synthetic_tables.synthetic_regimes(runs, tmp_path / "regimes", curves=curves).set_index(
+    table = synthetic_tables.synthetic_regimes(runs, tmp_path / "regimes", criteria=CRITERIA, curves=curves).set_index(
         ["model", "setting"]
     )
     assert table.loc[("token", "benign"), "flipped_fitted_from_step"] == "20–30 (3 of 3 seeds)"
     assert table.loc[("token", "not_overfitting"), "flipped_fitted_from_step"] == "never by step 40 (0 of 3 seeds)"
     md = (tmp_path / "regimes.md").read_text()
     assert "Flipped labels fitted from step" in md and "20–30 (3 of 3 seeds)" in md
-    without = synthetic_tables.synthetic_regimes(runs, tmp_path / "plain")
+    without = synthetic_tables.synthetic_regimes(runs, tmp_path / "plain", criteria=CRITERIA)
     assert "Flipped labels fitted from step" not in (tmp_path / "plain.md").read_text()
     assert set(without["flipped_fitted_from_step"]) == {""}
 
@@ -251,7 +255,7 @@ def test_synthetic_regimes_seed_fractions_per_horizon(tmp_path):
                 )
             )
     table = synthetic_tables.synthetic_regimes(
-        runs, tmp_path / "regimes", curves=pd.DataFrame(rows), horizons=[10, 25, steps, steps + 1]
+        runs, tmp_path / "regimes", criteria=CRITERIA, curves=pd.DataFrame(rows), horizons=[10, 25, steps, steps + 1]
     ).set_index(["model", "setting"])
     row = table.loc[("token", "benign")]
     assert row["regimes_at_10"] == "not overfitting 3/3"

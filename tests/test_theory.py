@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import numpy as np
@@ -5,6 +6,9 @@ import pandas as pd
 import pytest
 
 from benign.analysis import theory
+from benign.config.schema import default
+
+CRITERIA = theory.Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 
 
 def test_snr_hand_value():
@@ -48,18 +52,18 @@ def test_g_is_integral_of_inverse_softmax_variance():
     ],
 )
 def test_classify_regimes_from_selection(fit, r, rate, expected):
-    assert theory.classify_regimes(fit, r, rate).item() == expected
+    assert theory.classify_regimes(fit, r, rate, CRITERIA).item() == expected
 
 
 def test_thresholds_move_the_labels():
-    strict = theory.Criteria(fit_threshold=1.0, loss_threshold=0.2)
+    strict = dataclasses.replace(CRITERIA, fit_threshold=1.0, loss_threshold=0.2)
     assert theory.classify_regimes(0.75, 0.1, 1.0, strict).item() == "not_overfitting"
     assert theory.classify_regimes(1.0, 0.3, 1.0, strict).item() == "harmful"
     assert theory.classify_regimes(1.0, 0.1, 0.0, strict).item() == "benign"
 
 
 def test_head_accuracy_label_is_the_old_accuracy_rule():
-    assert list(theory.head_acc_regimes([1.0, 1.0, 0.25], [0.95, 0.6, 0.99])) == [
+    assert list(theory.head_acc_regimes([1.0, 1.0, 0.25], [0.95, 0.6, 0.99], CRITERIA)) == [
         "benign",
         "harmful",
         "not_overfitting",
@@ -68,7 +72,7 @@ def test_head_accuracy_label_is_the_old_accuracy_rule():
 
 def test_series_in_series_out():
     idx = list("abc")
-    out = theory.classify_regimes(pd.Series([1.0, 1.0, np.nan], idx), pd.Series([0.1, 0.9, 0.1], idx), np.nan)
+    out = theory.classify_regimes(pd.Series([1.0, 1.0, np.nan], idx), pd.Series([0.1, 0.9, 0.1], idx), np.nan, CRITERIA)
     assert list(out.index) == idx and out["a"] == "benign" and out["b"] == "harmful" and out.isna()["c"]
 
 
@@ -90,7 +94,7 @@ def test_regimes_at_each_horizon_use_the_last_logged_step_before_it():
     curves = pd.DataFrame({"run_id": "r", "step": [0, 10, 100, 1000],
                            "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_loss_normalised": [1.0, 0.9, 0.4, 0.6],
                            "test_sel_relevant": [0.0, 0.2, 1.0, 1.0]})  # fmt: skip
-    got = regimes_at(curves, [5, 10, 999, 1000, 5000]).set_index("horizon")
+    got = regimes_at(curves, [5, 10, 999, 1000, 5000], CRITERIA).set_index("horizon")
     assert list(got["step"]) == [0, 10, 100, 1000]  # 5000: past the run's last logged step, left out
     assert list(got["regime"]) == ["not_overfitting", "harmful", "benign", "harmful"]
     assert list(got["overfits"]) == [False, True, True, True] and list(got["selects"]) == [False, False, True, False]

@@ -5,7 +5,9 @@ import math
 import pandas as pd
 import pytest
 
+from benign.analysis.theory import Criteria
 from benign.analysis.time_scale import compare, largest_factor, scaled
+from benign.config.schema import default
 from benign.tables.lr_time import lr_time
 
 
@@ -31,7 +33,7 @@ def test_labels_and_r_are_compared_run_by_run(tmp_path):
     base = _runs(0.01, 100, [1.0, 1.0, 0.0, 1.0], [0.9, 0.1, 0.2, 0.4])
     same = _runs(0.02, 50, [1.0, 1.0, 0.0, 1.0], [0.85, 0.12, 0.2, 0.45])  # every label kept, |dr| <= 0.05
     moved = _runs(0.1, 10, [1.0, 1.0, 0.0, 1.0], [0.9, 0.1, 0.2, 0.6])  # the last run turns harmful
-    table = compare(base, {2: same, 10: moved})
+    table = compare(base, {2: same, 10: moved}, Criteria(**default("synthetic.regime")))
     assert table["runs"].tolist() == [4, 4] and table["lr t"].tolist() == [1.0, 1.0]
     assert table["labels_agree"].tolist() == [1.0, 0.75]
     assert table["max_abs_delta_r"].tolist() == pytest.approx([0.05, 0.2])

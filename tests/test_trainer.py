@@ -93,7 +93,7 @@ def test_runspec_refuses_runs_its_model_cannot_take(bad):
 
 
 @pytest.mark.parametrize(
-    "bad", [{"lr": 0.0}, {"steps": 0}, {"T": 2}, {"model": "mlp"}, {"model": "encoder", "mlp_dim": 0}]
+    "bad", [{"lr": 0.0}, {"steps": 0}, {"T": 2}, {"model": "mlp"}, {"mlp_dim": 0, "model": "encoder"}]
 )
 def test_run_values_are_refused_by_the_validation_layer(bad):
     run = {**dataclasses.asdict(RunSpec()), **bad}

@@ -34,7 +34,7 @@ def _stays(ok: np.ndarray) -> np.ndarray:
     return np.logical_and.accumulate(ok[::-1])[::-1]
 
 
-def run_milestones(curve: pd.DataFrame, criteria: Criteria = Criteria()) -> dict:
+def run_milestones(curve: pd.DataFrame, criteria: Criteria) -> dict:
     """The milestones of one run's curve (rows: logged steps) as {name_step, name_censored}."""
     curve = curve.sort_values("step")
     steps = curve["step"].to_numpy()
@@ -62,13 +62,13 @@ def order(run: pd.Series) -> str:
     return "together" if fit == gen else "selection after fit" if gen > fit else "selection before fit"
 
 
-def milestones(curves: pd.DataFrame, criteria: Criteria = Criteria()) -> pd.DataFrame:
+def milestones(curves: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
     """Milestones of every run in ``curves``, indexed by run_id."""
     rows = {rid: run_milestones(curve, criteria) for rid, curve in curves.groupby("run_id", sort=False)}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def annotate(runs: pd.DataFrame, curves: pd.DataFrame, criteria: Criteria = Criteria()) -> pd.DataFrame:
+def annotate(runs: pd.DataFrame, curves: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
     """A copy of a runs table with its milestone columns from ``curves`` (runs not ok, or
     without a curve, keep theirs empty)."""
     runs = runs.copy()

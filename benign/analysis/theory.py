@@ -60,20 +60,21 @@ def boundary_harmful(d, c2: float):
 
 @dataclass(frozen=True)
 class Criteria:
-    """The thresholds of the labels (config ``synthetic.regime``)."""
+    """The thresholds of the labels: the config's ``synthetic.regime``, whose schema holds their
+    defaults and bounds (``benign.config.schema.default("synthetic.regime")`` reads them)."""
 
-    fit_threshold: float = 0.5  # fraction of flipped labels fitted: overfitting at or above it
-    loss_threshold: float = 0.5  # normalised test loss r: attention selects at or below it
-    rate_threshold: float = 0.5  # test selection rate: selects at or above it (models without r)
-    head_acc_threshold: float = 0.9  # the fixed head's test accuracy (the secondary label)
+    fit_threshold: float  # fraction of flipped labels fitted: overfitting at or above it
+    loss_threshold: float  # normalised test loss r: attention selects at or below it
+    rate_threshold: float  # test selection rate: selects at or above it (models without r)
+    head_acc_threshold: float  # the fixed head's test accuracy (the secondary label)
 
 
-def overfits(train_acc_noisy, criteria: Criteria = Criteria()) -> np.ndarray:
+def overfits(train_acc_noisy, criteria: Criteria) -> np.ndarray:
     """Whether at least a fraction ``fit_threshold`` of the flipped labels is fitted (NaN: False)."""
     return np.asarray(train_acc_noisy, dtype=float) >= criteria.fit_threshold - TOLERANCE
 
 
-def selects(test_loss_normalised, test_sel_relevant, criteria: Criteria = Criteria()) -> np.ndarray:
+def selects(test_loss_normalised, test_sel_relevant, criteria: Criteria) -> np.ndarray:
     """Whether attention selects the relevant token at test time: r <= ``loss_threshold`` where
     r is defined (the fixed-head models), else a test selection rate >= ``rate_threshold``."""
     r = np.asarray(test_loss_normalised, dtype=float)
@@ -83,7 +84,7 @@ def selects(test_loss_normalised, test_sel_relevant, criteria: Criteria = Criter
     )
 
 
-def selects_argmax(test_sel_relevant, criteria: Criteria = Criteria()) -> np.ndarray:
+def selects_argmax(test_sel_relevant, criteria: Criteria) -> np.ndarray:
     """Whether the relevant token is the most attended on at least a fraction ``rate_threshold``
     of the test samples: the direction of attention, not its size (docs/regimes.md#labels), so it
     settles long before r does."""
@@ -97,7 +98,7 @@ def _series(values: np.ndarray, like, name: str):
     return values
 
 
-def classify_regimes(train_acc_noisy, test_loss_normalised, test_sel_relevant, criteria: Criteria = Criteria()):
+def classify_regimes(train_acc_noisy, test_loss_normalised, test_sel_relevant, criteria: Criteria):
     """The regime of each run (or logged step), from the fraction of flipped labels fitted and
     what attention selects at test time: "not_overfitting", "benign" or "harmful"; None where
     the inputs are not finite (a diverged run, no flipped label, no selection measured). A Series
@@ -115,7 +116,7 @@ def classify_regimes(train_acc_noisy, test_loss_normalised, test_sel_relevant, c
     return _series(regimes, (train_acc_noisy, test_loss_normalised, test_sel_relevant), "regime")
 
 
-def head_acc_regimes(train_acc_noisy, test_acc, criteria: Criteria = Criteria()):
+def head_acc_regimes(train_acc_noisy, test_acc, criteria: Criteria):
     """The secondary label, named for what it measures: overfitting as in :func:`classify_regimes`,
     then "benign" where the fixed head's test accuracy is at least ``head_acc_threshold``. It
     cannot depend on d (docs/regimes.md#why-accuracy-cannot-see-d): no boundary is fitted to it."""
@@ -129,14 +130,14 @@ def head_acc_regimes(train_acc_noisy, test_acc, criteria: Criteria = Criteria())
     return _series(regimes, (train_acc_noisy, test_acc), "head_acc_regime")
 
 
-def label_frame(frame: pd.DataFrame, criteria: Criteria = Criteria()):
+def label_frame(frame: pd.DataFrame, criteria: Criteria):
     """:func:`classify_regimes` of a runs or curves frame's rows."""
     return classify_regimes(
         frame["train_acc_noisy"], frame["test_loss_normalised"], frame["test_sel_relevant"], criteria
     )
 
 
-def assign_regimes(runs, criteria: Criteria = Criteria()):
+def assign_regimes(runs, criteria: Criteria):
     """Return a copy of a runs table with its ``regime`` and ``head_acc_regime`` columns under
     these thresholds (None unless status ok)."""
     runs = runs.copy()
@@ -146,7 +147,7 @@ def assign_regimes(runs, criteria: Criteria = Criteria()):
     return runs
 
 
-def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria = Criteria()) -> pd.DataFrame:
+def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria) -> pd.DataFrame:
     """Each run's regime at each horizon, read from its logged curve: the label of its last
     logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
     run_id, horizon, step (the logged step used), regime and the binary labels the
@@ -182,7 +183,7 @@ def in_sweeps(runs: pd.DataFrame, sweeps) -> pd.Series:
 
 
 def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
-                 criteria: Criteria = Criteria()) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+                 criteria: Criteria) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """The ok runs of the named sweeps, each once, and their labels at each horizon
     (:func:`regimes_at`): what the regime-boundaries table and the regime map both read."""
     runs = runs[in_sweeps(runs, sweeps) & (runs["status"] == "ok")].drop_duplicates("run_id")

@@ -26,7 +26,7 @@ def scaled(run: dict, k: int) -> dict:
     return {**run, "lr": run["lr"] * k, "steps": run["steps"] // k, "setting": setting, "sweeps": [setting]}
 
 
-def compare(base: pd.DataFrame, others: dict[int, pd.DataFrame], criteria: Criteria = Criteria()) -> pd.DataFrame:
+def compare(base: pd.DataFrame, others: dict[int, pd.DataFrame], criteria: Criteria) -> pd.DataFrame:
     """One row per factor k: how many runs at (k lr, t / k) were matched to their run at (lr, t)
     (same data, seed and norm), the share whose final regime label agrees, the largest and the
     median |delta r| (r: the normalised test loss), and whether k qualifies."""

@@ -37,6 +37,5 @@ def load(cfg: dict, schema_path: str | Path) -> Plan:
     needs = plan.real_needs(cfg, cells)
     parts = plan.feature_parts(cfg, cells)
     mm_runs = plan.max_margin_runs(cfg)
-    cv.check_projection(cfg)
     cv.check_boundary_fits(cfg)
     return Plan(cluster, jobs, cells, needs, parts, mm_runs, cv.warnings(cfg))

@@ -55,7 +55,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
             raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")
         named = [{**base, **mcfg["settings"][name], "seed": seed, "setting": name, "sweeps": [name],
-                  "log_every": mcfg.get("log_every", 10), "record_attention": True}
+                  "log_every": mcfg["log_every"], "record_attention": True}
                  for name in NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
         groups.append((f"{model}_settings", named, None))
         delayed = mcfg.get("delayed")
@@ -143,7 +143,7 @@ def sweep_groups(model: str, sweeps: dict, base: dict, read_at_horizons=()) -> l
                 kept["sweeps"] = [*others, name]
             kept["setting"] = kept["sweeps"][0]
     return [
-        (name, [run for run in runs if run["setting"] == name], sweep.get("batches_per_job", 1))
+        (name, [run for run in runs if run["setting"] == name], sweep["batches_per_job"])
         for name, sweep in sweeps.items()
     ]
 
@@ -167,7 +167,7 @@ def real_cells(cfg: dict) -> dict[str, dict]:
     )
     protocol = real["protocol"]
     try:
-        record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))
+        record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])
     except ValueError as err:
         raise ConfigError(str(err)) from None
     cells = {}
@@ -257,7 +257,7 @@ def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dic
         out["train"][job] = resources.finetune_need(
             backbone_shape(cfg, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
             protocol["batch_size"], **rows, device=device,
-            records=len(record_epochs(protocol["finetune_epochs"], protocol.get("record_epochs", 30))),
+            records=len(record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])),
         )  # fmt: skip
     return out
 

@@ -1,5 +1,6 @@
-"""The configuration's one validation layer: the JSON schema, completed from the registry, and
-the checks a schema cannot express. Every message names the key, the value and what is allowed.
+"""The configuration's one validation layer: the JSON schema (benign.config.schema, generated
+and complete: every key's type, bounds and default) and the checks a schema cannot express,
+those across keys. Every message names the key, the value and what is allowed.
 
 Torch-free on purpose: the workflow imports this at parse time (every cluster job re-parses
 the Snakefile, so the top level must stay cheap). No training job imports it, so rewording a
@@ -9,78 +10,65 @@ message here reruns nothing.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
 from pathlib import Path
 
 import jsonschema
-import yaml
 
 from benign.config import ConfigError
+from benign.config import schema as config_schema
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 
 
-def schema(schema_path: str | Path) -> dict:
-    """The schema file completed from benign.synthetic.registry: a ``synthetic.<model>`` block for every
-    registered model (the generic block plus the model's own run keys), and the source and
-    backbone kinds."""
-    out = yaml.safe_load(Path(schema_path).read_text())
-    synthetic = out["properties"]["synthetic"]["properties"]
-    for name, entry in registry.MODELS.items():
-        block = copy.deepcopy(out["$defs"]["model"])
-        block["properties"].update(entry.run_keys)
-        block["required"] = block["required"] + list(entry.run_keys)
-        block["description"] = f"the {entry.label} ({name})"
-        synthetic[name] = block
-    _from_spec(out)
-    real = out["properties"]["real"]["properties"]
-    real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]["enum"] = list(
-        real_registry.SOURCE_KINDS
-    )
-    real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(real_registry.BACKBONE_KINDS)
-    return out
-
-
-def _from_spec(out: dict) -> None:
-    """The run parameters' entries of the schema, from benign.synthetic.spec: the keys of
-    ``synthetic.defaults``, and a sweep's axes and fixed values."""
-    entry = {f.name: {**f.metadata["schema"], "description": f.metadata["help"]} for f in spec.FIELDS}
-    defaults = out["properties"]["synthetic"]["properties"]["defaults"]
-    defaults["properties"] = {k: entry[k] for k in spec.DEFAULT_KEYS}
-    defaults["required"] = list(spec.DEFAULT_KEYS)
-    sweep = out["$defs"]["sweep"]["properties"]
-    sweep["axes"]["properties"] = {k: {"$ref": spec.FIELDS_BY_NAME[k].metadata["axis"]} for k in spec.SWEEP_AXES}
-    fixed = [
-        f.name
-        for f in spec.FIELDS
-        if f.name in spec.NUMBERS
-        and (f.metadata["fixed"] or f.name in spec.SWEEP_AXES or f.name in spec.DEFAULT_KEYS)
-        and f.name != "steps"
-    ]
-    sweep["fixed"]["properties"] = {k: entry[k] for k in fixed}
-
-
-def validate_config(cfg: dict, schema_path: str | Path) -> None:
+def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> None:
     """Check ``cfg`` against the schema, raising one readable line per problem, e.g.
     ``config key synthetic.defaults.eta = 1.5: must be < 1 (label-noise rate, in [0, 1))``, then
     fill in the schema's defaults. Non-finite numbers (.nan, .inf), which a JSON schema lets
     through, are refused too."""
-    full = schema(schema_path)
-    base = jsonschema.validators.validator_for(full)
-    # JSON schema counts 10.0 as an integer; sizes and seeds must be true integers (as in check_run)
-    strict = jsonschema.validators.extend(
-        base, type_checker=base.TYPE_CHECKER.redefine("integer", lambda _, v: _is_int(v))
-    )
+    full = config_schema.load(schema_path)
+    _check_current(full)
+    strict = _strict(full)
     errors = sorted(strict(full).iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
-    lines = [line for error in errors for leaf in _leaves(error) for line in _describe(leaf).splitlines()]
+    lines = [f"config key {_key(path)}{text}" for error in errors for leaf in _leaves(error)
+             for path, text in _describe(leaf)]  # fmt: skip
     lines += [f"config key {key} = {value!r}: must be a finite number" for key, value in _non_finite(cfg, [])]
     if lines:
         raise ConfigError("\n".join(dict.fromkeys(lines)))
     for _ in _with_defaults(strict)(full).iter_errors(cfg):
         pass  # valid: this pass only fills in defaults
+
+
+def _strict(full: dict):
+    """The schema's validator class, with integers that are true integers: JSON schema counts
+    10.0 as an integer; sizes and seeds must not be."""
+    base = jsonschema.validators.validator_for(full)
+    return jsonschema.validators.extend(
+        base, type_checker=base.TYPE_CHECKER.redefine("integer", lambda _, v: _is_int(v))
+    )
+
+
+def _check_current(full: dict) -> None:
+    """Refuse a schema generated before the registry last changed (a model or kind it lacks)."""
+    props = full["properties"]
+    real = props["real"]["properties"]
+    have = {
+        "models": [m for m in props["synthetic"]["properties"] if m in registry.MODELS],
+        "source kinds": real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]["enum"],
+        "backbone kinds": real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"],
+    }
+    want = {"models": list(registry.MODELS), "source kinds": list(real_registry.SOURCE_KINDS),
+            "backbone kinds": list(real_registry.BACKBONE_KINDS)}  # fmt: skip
+    for what, names in want.items():
+        if sorted(have[what]) != sorted(names):
+            raise ConfigError(
+                f"the config schema is out of date: its {what} are {have[what]}, the registries have "
+                f"{names}; run {config_schema.COMMAND}"
+            )
 
 
 def _with_defaults(validator_class):
@@ -121,19 +109,18 @@ _TYPES = {"integer": "an integer", "number": "a number", "string": "a string", "
 _BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
-    """One line naming the config key, its value and what is allowed."""
+def _describe(error: jsonschema.ValidationError) -> list[tuple[list, str]]:
+    """(key path, text) of each problem an error names: the text follows the key's name, e.g.
+    `` = 11: must be even (training samples ...)`` or `` is missing: it is required``."""
     path, kind, rule, value = list(error.absolute_path), error.validator, error.validator_value, error.instance
     allowed = error.schema.get("description") if isinstance(error.schema, dict) else None
     if kind == "required":
         why = f" ({allowed})" if allowed else ""
-        return "\n".join(
-            f"config key {_key(path + [k])} is missing: it is required{why}" for k in rule if k not in value
-        )
+        return [(path + [k], f" is missing: it is required{why}") for k in rule if k not in value]
     if kind == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        return "\n".join(f"config key {_key(path + [k])} = {v!r}: unknown key; allowed under {_key(path)}: {', '.join(known)}"
-                         + _owner_of(path, k) for k, v in value.items() if k not in known)  # fmt: skip
+        return [(path + [k], f" = {v!r}: unknown key; allowed under {_key(path)}: {', '.join(known)}"
+                 + _owner_of(path, k)) for k, v in value.items() if k not in known]  # fmt: skip
     if kind == "type":
         types = rule if isinstance(rule, list) else [rule]
         text = "must be " + " or ".join(_TYPES.get(t, t) for t in types)
@@ -148,13 +135,15 @@ def _describe(error: jsonschema.ValidationError) -> str:
         text = f"must not repeat a value (repeated: {repeated})"
     elif kind == "minProperties":
         text = f"must have at least {rule} entr{'y' if rule == 1 else 'ies'}"
+    elif kind == "maxProperties":
+        text = f"must have at most {rule} entr{'y' if rule == 1 else 'ies'}"
     elif kind == "enum":
         text = f"must be one of {', '.join(map(repr, rule))}"
     elif kind in ("oneOf", "anyOf") and allowed:
         text, allowed = f"must be {allowed}", None
     else:
         text = error.message
-    return f"config key {_key(path)} = {value!r}: {text}" + (f" ({allowed})" if allowed else "")
+    return [(path, f" = {value!r}: {text}" + (f" ({allowed})" if allowed else ""))]
 
 
 def _owner_of(path: list, key: str) -> str:
@@ -177,30 +166,17 @@ def _non_finite(node, path: list):
 
 
 def grid(spec, key: str) -> list[float]:
-    """A grid given as a list or as {start, stop, step} (stop included)."""
-    if isinstance(spec, dict):
-        start, stop, step = (spec.get(k) for k in ("start", "stop", "step"))
-        for name, v in (("start", start), ("stop", stop), ("step", step)):
-            if not _is_number(v):
-                raise ConfigError(f"{key}.{name} must be a number, got {v!r}")
-        if step <= 0:
-            raise ConfigError(f"{key}.step must be positive, got {step!r}")
-        if stop < start:
-            raise ConfigError(f"{key}: stop ({stop!r}) is below start ({start!r})")
-        count = int(math.floor((stop - start) / step + 1e-9)) + 1
-        values = [start + i * step for i in range(count)]
-        values = [round(v, 10) for v in values]
-        if all(isinstance(v, int) for v in (start, step)):
-            values = [int(v) for v in values]
-    elif isinstance(spec, list):
-        values = list(spec)
-    else:
-        raise ConfigError(f"{key} must be a list or {{start, stop, step}}, got {spec!r}")
-    if not values:
-        raise ConfigError(f"{key} is empty")
-    if len(set(values)) != len(values):
-        dup = sorted({v for v in values if values.count(v) > 1})
-        raise ConfigError(f"{key} has duplicate values: {dup}")
+    """A grid's values, given as a list or as {start, stop, step} (stop included). Its types and
+    bounds are the schema's ($defs/grid, $defs/rates); a range must not run backwards."""
+    if not isinstance(spec, dict):
+        return list(spec)
+    start, stop, step = spec["start"], spec["stop"], spec["step"]
+    if stop < start:
+        raise ConfigError(f"{key}: stop ({stop!r}) is below start ({start!r})")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    values = [round(start + i * step, 10) for i in range(count)]
+    if all(isinstance(v, int) for v in (start, step)):
+        values = [int(v) for v in values]
     return values
 
 
@@ -213,45 +189,59 @@ def _is_int(v) -> bool:
 
 
 def check_run(run: dict, where: str) -> None:
-    """Refuse a synthetic run that cannot be trained, naming the key, value and what is allowed."""
+    """Refuse a synthetic run that cannot be trained, naming the key, value and what is allowed:
+    its values against the schema's ``$defs/run`` (the spec's fields), then what depends on
+    several of them (the model, its engines and its own run keys)."""
+    validator, required = _run_schema()
+    lines = [f"{where}.{k} is missing: it is required" for k in required if k not in run]
+    for key, value in run.items():
+        if key in validator.schema["properties"] and not (value is None and key not in required):
+            lines += [f"{where}.{_key(path)}{text}" for path, text in _value_errors(validator, key, value)]
+    if lines:
+        raise ConfigError("\n".join(lines))
 
     def bad(key, allowed):
         raise ConfigError(f"{where}.{key} = {run.get(key)!r}: {allowed}")
 
-    for key in spec.INTEGERS:
-        if key in spec.NUMBERS and key not in spec.MODEL_KEYS and not _is_int(run.get(key)):
-            bad(key, "must be an integer")
-    for key in spec.REALS:
-        if not _is_number(run.get(key)):
-            bad(key, "must be a finite number")
-    if run["n"] < 2 or run["n"] % 2:
-        bad("n", "must be an even integer >= 2 (classes are balanced)")
-    if run["n_test"] < 2 or run["n_test"] % 2:
-        bad("n_test", "must be an even integer >= 2 (classes are balanced)")
-    if run["T"] < 3:
-        bad("T", "must be >= 3 (a relevant, a weak and an opposite-class token)")
-    if run["d"] < 2:
-        bad("d", "must be >= 2 (two orthogonal class signals)")
-    for key in spec.REALS:  # the positive ones (their schema: posnum)
-        if spec.FIELDS_BY_NAME[key].metadata["schema"] == spec.POSNUM and run[key] <= 0:
-            bad(key, "must be positive")
-    if run["steps"] < 1:
-        bad("steps", "must be >= 1")
-    if not 0 <= run["eta"] < 1:
-        bad("eta", "must be in [0, 1)")
-    if run["model"] not in registry.MODELS:
+    model = registry.MODELS.get(run["model"])
+    if model is None:
         bad("model", f"unknown model; known: {', '.join(registry.MODELS)}")
     engine = run.get("engine") or "explicit"
-    if engine not in spec.ENGINES:
-        bad("engine", f"must be one of {', '.join(spec.ENGINES)}")
-    engines = registry.MODELS[run["model"]].engines
-    if engine != "auto" and engine not in engines:
-        bad("engine", f"model {run['model']!r} has the engines {', '.join(engines)} only")
+    if engine != "auto" and engine not in model.engines:
+        bad("engine", f"model {run['model']!r} has the engines {', '.join(model.engines)} only")
     if engine == "gram" and run["d"] < spec.gram_min_d(run["n"], run["T"]):
         bad("d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {spec.gram_min_d(run['n'], run['T'])}")
-    for key in registry.MODELS[run["model"]].run_keys:  # their schemas: positive integers
-        if not _is_int(run.get(key)) or run[key] < 1:
-            bad(key, f"must be a positive integer for model {run['model']!r}")
+    for key in model.run_keys:
+        if run.get(key) is None:
+            bad(key, f"model {run['model']!r} needs it")
+
+
+@functools.cache
+def _run_schema():
+    """(a validator of one run's values, the parameters every run has): the generated schema's
+    ``$defs/run``, its references resolved in that schema."""
+    full = config_schema.load()
+    run = full["$defs"]["run"]
+    return _strict(full)({"$defs": full["$defs"], "properties": run["properties"]}), tuple(run["required"])
+
+
+_VALUE_ERRORS: dict = {}  # (key, type, value) -> its problems: a config's runs share few values
+
+
+def _value_errors(validator, key: str, value) -> list[tuple[list, str]]:
+    """The problems of one run parameter's value, as (path, text) from :func:`_describe`."""
+    try:
+        memo = (key, type(value), value)
+        if memo in _VALUE_ERRORS:
+            return _VALUE_ERRORS[memo]
+    except TypeError:  # unhashable (a list): not remembered
+        memo = None
+    out = [pair for error in validator.iter_errors({key: value}) for leaf in _leaves(error) for pair in _describe(leaf)]
+    if isinstance(value, float) and not math.isfinite(value):
+        out.append(([key], f" = {value!r}: must be a finite number"))
+    if memo is not None:
+        _VALUE_ERRORS[memo] = out
+    return out
 
 
 def _same(a, b) -> bool:
@@ -268,8 +258,8 @@ def excluded(run: dict, exclude: list[dict]) -> bool:
 
 
 def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
-    """Refuse a sweep whose fixed values repeat an axis, whose logging outgrows its horizon, or
-    (the sweep named heatmap, which draws the loss heatmap) whose axes are not d and signal_norm."""
+    """Refuse a sweep whose fixed values repeat an axis, whose exclusions are not on its axes, or
+    whose logging outgrows its horizon (the heatmap sweep's axes are the schema's)."""
     for key in sweep.get("fixed", {}):
         if key in sweep["axes"]:
             raise ConfigError(
@@ -285,10 +275,6 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
     for key in ("log_points", "log_every"):
         if sweep.get(key, 0) > steps:
             raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")
-    if name == "heatmap" and set(sweep["axes"]) != {"d", "signal_norm"}:
-        raise ConfigError(
-            f"{where}.axes = {sorted(sweep['axes'])}: the heatmap sweep draws (d, signal_norm); give exactly those axes"
-        )
 
 
 def check_boundary_fits(cfg: dict) -> None:
@@ -328,13 +314,6 @@ def check_boundary_fits(cfg: dict) -> None:
             )
 
 
-def check_projection(cfg: dict) -> None:
-    """Refuse a Figure 1 data set that cannot be drawn, before any job runs."""
-    proj = {k: v for k, v in cfg["synthetic"]["projection"].items() if k != "lambdas"}
-    # no training (lr, steps unused) and unit noise, as DataSpec's default sigma
-    check_run({"sigma": 1.0, **proj, "model": "token", "lr": 1.0, "steps": 1}, "config key synthetic.projection")
-
-
 def warnings(cfg: dict) -> list[str]:
     """Legal but suspicious settings, e.g. an eta that flips no label at the given n.
 
@@ -364,27 +343,21 @@ def check_real_grid(counts: dict[str, list], rates: dict[str, list]) -> None:
 
 
 def check_dataset(name: str, entry: dict, backbones: dict) -> None:
+    """Refuse a data set whose backbone is not configured or reads another modality, or whose
+    classes are the same as text (they name columns and files). The source and backbone kinds,
+    and the classes' count, are the schema's."""
     where = f"real.datasets.{name}"
-    kind = entry["source"].get("kind")
-    if kind not in real_registry.SOURCE_KINDS:
-        raise ConfigError(
-            f"{where}.source.kind = {kind!r}: unknown source kind; known: {list(real_registry.SOURCE_KINDS)}"
-        )
     if entry["backbone"] not in backbones:
         raise ConfigError(f"{where}.backbone = {entry['backbone']!r}: not among real.backbones {sorted(backbones)}")
-    bkind = backbones[entry["backbone"]].get("kind")
-    if bkind not in real_registry.BACKBONE_KINDS:
-        raise ConfigError(
-            f"real.backbones.{entry['backbone']}.kind = {bkind!r}: unknown; known: {list(real_registry.BACKBONE_KINDS)}"
-        )
+    bkind = backbones[entry["backbone"]]["kind"]
     reads = backbones[entry["backbone"]].get("modality", real_registry.BACKBONE_KINDS[bkind].modality)
     if reads is not None and entry["modality"] != reads:
         raise ConfigError(
             f"config key {where}.modality = {entry['modality']!r}: its backbone {entry['backbone']!r} reads {reads}"
         )
     classes = entry["classes"]
-    if len(classes) < 2 or len(set(map(str, classes))) != len(classes):
-        raise ConfigError(f"{where}.classes = {classes!r}: needs at least 2 distinct classes")
+    if len(set(map(str, classes))) != len(classes):
+        raise ConfigError(f"{where}.classes = {classes!r}: needs distinct classes (as text)")
 
 
 def check_split_size(name: str, entry: dict, max_n: int) -> None:

@@ -28,7 +28,8 @@ def synthetic_regimes(
     runs: pd.DataFrame,
     stem: PathLike,
     settings: Sequence[str] = ("harmful", "benign", "not_overfitting", "delayed"),
-    criteria: Criteria | dict = Criteria(),
+    *,
+    criteria: Criteria | dict,
     curves: pd.DataFrame | None = None,
     horizons: Sequence[int] = (),
 ) -> pd.DataFrame:

@@ -13,6 +13,6 @@ heads = pretrain(
     list(snakemake.input),
     snakemake.params.entry,
     snakemake.params.seeds,
-    **{k: protocol[k] for k in ("pretrain_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},
+    **{k: protocol[k] for k in ("pretrain_epochs", "lr", "batch_size", "clip", "log_every")},
 )
 save_heads(heads, snakemake.output[0])

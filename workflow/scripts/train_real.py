@@ -23,9 +23,9 @@ runs, attention, curves = run_cell(
     seed=cell["seed"],
     code_version=snakemake.params.code,
     checkpoint=job_state.claim(job_state.ROOT / "real" / snakemake.wildcards.cell, snakemake.output) / "phase2.pt",
-    checkpoint_every=snakemake.config["real"].get("checkpoint_every", 0),  # not a param: changing it reruns nothing
+    checkpoint_every=snakemake.config["real"]["checkpoint_every"],  # not a param: changing it reruns nothing
     records=protocol["record_epochs"],
-    **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every") if k in protocol},
+    **{k: protocol[k] for k in ("finetune_epochs", "lr", "batch_size", "clip", "log_every")},
 )
 write_parquet(runs, REAL_RUNS, snakemake.output.runs)
 write_parquet(attention, REAL_ATTENTION, snakemake.output.attention)

@@ -15,7 +15,7 @@ runs, curves, attention = train_runs(
     [RunSpec(**run) for run in snakemake.params.runs],
     code_version=snakemake.params.code,
     checkpoint_dir=job_state.claim(job_state.ROOT / snakemake.params.job, snakemake.output),
-    checkpoint_every=snakemake.config["synthetic"].get("checkpoint_every", 0),
+    checkpoint_every=snakemake.config["synthetic"]["checkpoint_every"],
 )
 write_parquet(runs, RUNS, snakemake.output.runs)
 write_parquet(curves, CURVES, snakemake.output.curves)
