@@ -194,9 +194,10 @@ def test_the_slurm_profile_groups_every_short_rule():
     from benign.config.artifacts import ARTIFACTS
 
     groups = yaml.safe_load((REPO / "profiles/slurm/config.v8+.yaml").read_text())["groups"]
-    short = [a.rule for a in ARTIFACTS.values() if a.function]
-    short += ["figure_softmax_dynamics", "figure_loss_heatmap", "table_real", "aggregate_synthetic", "aggregate_real",
-              "token_projection_points", "summary"]  # fmt: skip
+    from benign.core import registry
+
+    short = [a.rule(model) for a in ARTIFACTS.values() for model in (registry.MODELS if a.models else [None])]
+    short += ["aggregate_synthetic", "aggregate_real", "token_projection_points", "summary"]
     assert {rule: groups.get(rule) for rule in short} == dict.fromkeys(short, "artifacts")
 
 
