@@ -7,9 +7,9 @@ index of the README and docs/artifacts.md; the tests take their lists from it. A
 is its plot function, one entry here and its caption (workflow/report/<name>.rst).
 
 An artifact is drawn by ``function(**inputs, **params, stem=...)``, each input read by its kind
-(:data:`INPUT_KINDS`). With a :class:`View` (benign.analysis.theory: the atlas's runs and labels,
-or the runs of some sweeps), the inputs the view reads go through it first, and the values it
-gives take their place. The function gets exactly these arguments, nothing is left out:
+(:data:`INPUT_KINDS`). With a :class:`View` (the atlas's labelled runs, the runs of some sweeps,
+the real runs of the main grid), the inputs the view reads go through it first, and the values it
+gives take their place. The function gets exactly these arguments, none dropped or added:
 :func:`problems` compares every entry with its function's and its view's signatures, read from
 their modules' source. Torch-free and cheap: the workflow reads the table and checks it at parse
 time.
@@ -125,8 +125,7 @@ class Artifact:
         return (set(self.inputs) - reads) | gives | set(self.params) | {"stem"}
 
 
-# The atlas's fitted runs, labelled at each horizon (benign.analysis.theory.atlas_view), and the
-# runs of some sweeps with their curves (sweeps_view): the fitted model's runs and curves
+# the runs and curves of synthetic.boundary_fits' model, which the atlas's views read
 FITTED = {"runs": "runs@fits", "curves": "curves@fits"}
 
 
