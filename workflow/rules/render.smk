@@ -1,5 +1,5 @@
 """The figure and table rules generated from the artifact table (benign/config/artifacts.py):
-one per artifact (per model for a per-model one), drawn by workflow/scripts/render.py."""
+one per artifact (per model for a per-model one), run by workflow/scripts/render.py."""
 
 # the tables first: the figures that read a table name its rule's output
 for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
