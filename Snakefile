@@ -9,7 +9,6 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
-include: "workflow/rules/figures.smk"
 include: "workflow/rules/real.smk"
 include: "workflow/rules/max_margin.smk"
 include: "workflow/rules/render.smk"

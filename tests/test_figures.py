@@ -233,6 +233,32 @@ def test_real_eta_heatmap(tmp_path):
     assert grid.diverged.sum() == 1 and grid.values.count() == 41
 
 
+def test_real_eta_heatmap_rows_name_the_data_sets_and_tiny_losses_keep_their_digits(tmp_path, monkeypatch):
+    """Rows say only the data set's name (the note says its data and backbone); a train loss of
+    order 1e-5 prints its digits, not 0.00."""
+    drawn = {}
+    save = style.save
+
+    def keep(fig, stem, note):
+        drawn.update(
+            rows=[[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes[:2]],
+            cells=[t.get_text() for t in fig.axes[0].texts],
+            note=note,
+        )
+        save(fig, stem, note)
+
+    monkeypatch.setattr(real_figures.style, "save", keep)
+    rows = [
+        dict(**ds, eta=eta, train_loss=1.234e-5 + eta, test_loss=0.3 + eta) for ds in DATASETS for eta in (0.0, 0.2)
+    ]
+    real_figures.real_eta_heatmap(frames.real_runs(rows), tmp_path / "eta")
+    assert_rendered(tmp_path / "eta")
+    assert drawn["rows"] == [["mnist", "sst2"]] * 2
+    assert drawn["cells"] == ["1.23e-5", "0.2", "1.23e-5", "0.2"]
+    assert "sst2: SST-2 (stands in for AG-news), backbone bert-base-uncased" in drawn["note"]
+    assert [real_figures._cell_text(v) for v in (0.693147, 2.0, 0.000123, 0.0)] == ["0.693", "2", "0.000123", "0"]
+
+
 def test_real_attention_dynamics(tmp_path):
     run_rows, att_rows = [], []
     for ds in DATASETS:

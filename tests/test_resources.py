@@ -190,17 +190,26 @@ def test_a_feature_cache_too_large_for_any_split_is_refused():
 
 
 def test_the_slurm_profile_groups_every_short_rule():
-    """Aggregation, tables, figures and the summary go to SLURM together (one job of group
-    ``artifacts``), so a new artifact is grouped too, not a submission of its own."""
-    import yaml
+    """Aggregation, tables, figures and the summary go to SLURM together (one job of the
+    profile's group ``cluster.group``), so a new artifact or model is grouped too, with no line
+    of its own; training jobs go alone. Read from the smoke DAG's dry run with that group."""
+    import subprocess
+    import sys
 
-    from benign.config.artifacts import ARTIFACTS
-
-    groups = yaml.safe_load((REPO / "profiles/slurm/config.v8+.yaml").read_text())["groups"]
-    short = [a.rule for a in ARTIFACTS.values() if a.function]
-    short += ["figure_softmax_dynamics", "figure_loss_heatmap", "table_real", "aggregate_synthetic", "aggregate_real",
-              "token_projection_points", "summary"]  # fmt: skip
-    assert {rule: groups.get(rule) for rule in short} == dict.fromkeys(short, "artifacts")
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.v8+.yaml").read_text())
+    group = profile["config"]["cluster"]["group"]
+    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", "config/smoke.yaml", "--config",
+                          f"cluster={{'group': '{group}'}}"], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    grouped = set(re.findall(r"^    rule (\w+):", out.stdout, re.M))  # a group job's members are indented
+    alone = set(re.findall(r"^rule (\w+):", out.stdout, re.M))
+    assert f"Group job {group}" in out.stdout
+    training = {"train_synthetic", "train_max_margin", "plan_refinement", "fetch_dataset", "features_real",
+                "pretrain_real", "train_real"}  # fmt: skip
+    assert alone <= training | {"all"}, alone - training
+    assert {"aggregate_synthetic", "aggregate_real", "token_projection_points", "summary",
+            "figure_encoder_softmax_dynamics", "table_real_eta0_1", "table_regime_boundaries"} <= grouped  # fmt: skip
+    assert not grouped & training
 
 
 def test_the_faithful_config_plans_n_1000_and_whole_test_splits():

@@ -13,12 +13,7 @@ from tests.helpers.workflow_utils import copy_repo, planned_jobs, snakemake
 
 # Every artifact of the table (the smoke config builds them all), the per-model ones for the token
 # model and the encoder
-STEMS = [
-    (a, stem.format(prefix=prefix))
-    for a in ARTIFACTS.values()
-    for stem in (a.stems or (a.name,))
-    for prefix in (("", "encoder_") if "{prefix}" in stem else ("",))
-]
+STEMS = [(a, a.stem(model)) for a in ARTIFACTS.values() for model in (("token", "encoder") if a.models else (None,))]
 
 
 @pytest.fixture(scope="module")

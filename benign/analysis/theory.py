@@ -192,10 +192,12 @@ def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
 
 def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, regime: dict) -> dict:
     """What the atlas's artifacts read (benign.config.artifacts): its ok runs, each once, their
-    labels at each horizon, and the criteria they were labelled by (``synthetic.regime``)."""
+    labels at each horizon, the criteria they were labelled by (``synthetic.regime``), and
+    their curves."""
     criteria = Criteria(**regime)
     runs, labels = atlas_labels(runs, curves, settings, horizons, criteria)
-    return {"runs": runs, "labels": labels, "criteria": criteria}
+    curves = curves[curves["run_id"].isin(runs["run_id"])]
+    return {"runs": runs, "labels": labels, "criteria": criteria, "curves": curves}
 
 
 def sweeps_view(runs: pd.DataFrame, curves: pd.DataFrame, settings) -> dict:

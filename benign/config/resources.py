@@ -251,6 +251,7 @@ class Cluster:
     device: str = "cpu"
     max_mem_mb: int | None = None
     max_runtime_min: int | None = None
+    group: str | None = None  # the short jobs' group: one submission of many (workflow/rules/common.smk)
 
     def fits(self, need: Need) -> bool:
         return (self.max_mem_mb is None or need.mem_mb <= self.max_mem_mb) and (
@@ -270,10 +271,13 @@ def cluster_settings(cfg: dict) -> Cluster:
 
     block = cfg.get("cluster") or {}
     if not isinstance(block, dict):
-        raise ConfigError(f"config key cluster = {block!r}: must be a mapping (device, max_mem_mb, max_runtime_min)")
-    unknown = sorted(set(block) - {"device", "max_mem_mb", "max_runtime_min"})
+        raise ConfigError(
+            f"config key cluster = {block!r}: must be a mapping (device, max_mem_mb, max_runtime_min, group)"
+        )
+    known = ("device", "max_mem_mb", "max_runtime_min", "group")
+    unknown = sorted(set(block) - set(known))
     if unknown:
-        raise ConfigError(f"config key cluster.{unknown[0]} is not known; known: device, max_mem_mb, max_runtime_min")
+        raise ConfigError(f"config key cluster.{unknown[0]} is not known; known: {', '.join(known)}")
     device = str(block.get("device") or "cpu")
     if device not in DEVICE_KINDS:
         raise ConfigError(f"config key cluster.device = {device!r}: must be one of {', '.join(DEVICE_KINDS)}")
@@ -290,7 +294,8 @@ def cluster_settings(cfg: dict) -> Cluster:
         if number <= 0:
             raise ConfigError(f"config key cluster.{key} = {value!r}: must be a positive number or null")
         ceilings[key] = number
-    return Cluster(device, **ceilings)
+    group = block.get("group")
+    return Cluster(device, **ceilings, group=None if group in (None, "null") else str(group))
 
 
 def pack(runs: list[dict], prefix: str, batches_per_job: int | None, cluster: Cluster) -> dict[str, list[dict]]:

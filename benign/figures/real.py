@@ -23,11 +23,21 @@ def _dataset_labels(real_runs: pd.DataFrame) -> dict[str, str]:
     return labels
 
 
+def _cell_text(value: float) -> str:
+    """A heatmap cell's number: 3 significant digits, a tiny one as 1.23e-5 (not 0.00)."""
+    text = f"{value:.3g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
 @plt.rc_context(style.STYLE)
 def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict | None = None) -> None:
     """Figure 8: train loss (noisy fine-tuning set, after training) and test loss, rows = datasets,
-    columns = eta, annotated; mean over the seeds present. ``sweep``: ``real.eta_sweep``, whose
-    n and seed select the runs."""
+    columns = eta, annotated in 3 significant digits; mean over the seeds present. Rows are named
+    by the data set's name, the note says what data and backbone each one is. ``sweep``:
+    ``real.eta_sweep``, whose n and seed select the runs."""
     if sweep is not None:
         real_runs = real_runs[(real_runs["n"] == sweep["n"]) & (real_runs["seed"] == sweep["seed"])]
     if real_runs.empty:
@@ -36,8 +46,11 @@ def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict 
     for dataset, group in runs.groupby("dataset"):
         if group["n"].nunique() != 1:
             raise ValueError(f"{dataset}: eta-heatmap runs mix sizes n = {sorted(group['n'].unique())}")
-    labels = _dataset_labels(runs)
-    datasets = list(labels)
+    first = runs.drop_duplicates("dataset")
+    datasets = list(first["dataset"])
+    # what each row is, for the note: the data actually used and its backbone
+    sources = [f"{d}: {label}, backbone {str(backbone).split('/')[-1]}"
+               for d, label, backbone in zip(first["dataset"], first["dataset_label"], first["backbone"])]  # fmt: skip
     etas = np.asarray(sorted(runs["eta"].unique()))
     panels = {"train_loss": "train loss (noisy fine-tuning set)", "test_loss": "test loss"}
     grids = [metrics.cell_grid(runs, "eta", "dataset", metric, x_values=etas, y_values=datasets) for metric in panels]
@@ -53,14 +66,14 @@ def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict 
                 ax.text(
                     j,
                     i,
-                    f"{value:.2f}",
+                    _cell_text(value),
                     ha="center",
                     va="center",
                     fontsize=6,
                     color="black" if shade > 0.6 else "white",
                 )
         ax.set_xticks(range(len(etas)), [f"{e:.2f}" for e in etas], rotation=90)
-        ax.set_yticks(range(len(datasets)), [labels[d] for d in datasets], fontsize=7)
+        ax.set_yticks(range(len(datasets)), datasets, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel(r"label-noise rate $\eta$")
         ax.set_title(label)
@@ -70,7 +83,7 @@ def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict 
     fig.suptitle("Real data: loss after fine-tuning the final layer's query and key")
     note = (
         f"n = {', '.join(str(int(v)) for v in sorted(runs['n'].unique()))} fine-tuning samples, "
-        f"mean over {style.seeds_note(runs)}; rows say which dataset and backbone were used"
+        f"mean over {style.seeds_note(runs)}. Rows: {'; '.join(sources)}"
     )
     style.save(fig, stem, note)
 

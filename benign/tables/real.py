@@ -105,6 +105,12 @@ def reading(rows: pd.DataFrame, prefix: str = "") -> str:
     return "; ".join(parts) if parts else "no numbers"
 
 
+def grid_view(real_runs: pd.DataFrame, grid: dict) -> dict:
+    """The runs of the main grid (``real.grid``'s n and seeds): what Tables 2 and 6 read
+    (benign.config.artifacts)."""
+    return {"real_runs": real_runs[real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"])]}
+
+
 def real_results(
     real_runs: pd.DataFrame,
     reference_csv: PathLike,

@@ -47,6 +47,10 @@ SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
 
 
 GPU = int(CLUSTER.device == "cuda")  # the training rules' `gpu` resource
+# The group of the short jobs (aggregation, tables, figures, the summary), set by a cluster's
+# profile (config cluster.group): they go together, in one submission (profiles/slurm:
+# group-components). None in a local run. Training jobs are not grouped (docs/cluster.md).
+SHORT = CLUSTER.group
 
 
 def syn_need(field):
@@ -100,35 +104,15 @@ def train_code(job):
     return code("train_synthetic.py", *models)
 
 
-def artifacts_of(kind):
-    """{artifact name: model} for a per-model figure kind: <prefix>softmax_dynamics, ..."""
-    return {
-        registry.MODELS[m].artifact_prefix + kind: m
-        for m in MODELS
-        if kind != "loss_heatmap" or "heatmap" in SYN[m].get("sweeps", {})
-    }
-
-
 wildcard_constraints:
     job="|".join(SYN_JOBS),
     model="|".join(MODELS),
     cell="|".join(REAL_CELLS) or "none",
     dataset="|".join(plan.real_datasets(config)) or "none",
-    etas="0.1|0_0.2",
     part="[0-9]+",
     max_margin_model="|".join(MM_RUNS) or "none",
     rjob=f"{FITS.get('model', 'none')}_{REFINE_SETTING}_[0-9]+",
     parts="[0-9]+",
-    softmax_dynamics="|".join(artifacts_of("softmax_dynamics")),
-    loss_heatmap="|".join(artifacts_of("loss_heatmap")) or "none",
-
-
-def model_of(artifact):
-    """The model a per-model figure shows (its name starts with the model's artifact prefix)."""
-    for kind in ("softmax_dynamics", "loss_heatmap"):
-        if artifact in artifacts_of(kind):
-            return artifacts_of(kind)[artifact]
-    raise ValueError(f"no model draws {artifact!r}")
 
 
 def dataset_entry(name):
@@ -186,48 +170,53 @@ def refine_need(field):
     )
 
 
-def built(art):
-    """Whether the config asks for an artifact (benign.config.artifacts.CONDITIONS)."""
-    return {
+def built(art, model=None):
+    """Whether the config asks for an artifact, a per-model one of ``model``
+    (benign.config.artifacts.CONDITIONS)."""
+    models = MODELS if model is None else [model] if model in MODELS else []
+    conditions = {
         "always": True,
         "delayed": "token" in MODELS and bool(SYN["token"].get("delayed")),
-        "heatmap": bool(artifacts_of("loss_heatmap")),
+        "heatmap": any("heatmap" in SYN[m].get("sweeps", {}) for m in models),
         "boundary_fits": bool(FITS),
         "delay_scan": HAS_DELAY_SCAN,
         "max_margin": bool(MM_RUNS),
         "real": bool(REAL_CELLS),
-    }[art.when]
+    }
+    return bool(models) and conditions[art.when]
+
+
+def drawn():
+    """(artifact, model) for every artifact of the table that the config asks for: a per-model
+    one once for each configured model it is built for, any other with model None."""
+    return [
+        (art, model)
+        for art in artifacts.ARTIFACTS.values()
+        for model in (MODELS if art.models else [None])
+        if built(art, model)
+    ]
 
 
 def all_outputs():
     """Every artifact of the table that the config asks for, each in both of its formats."""
-    out = []
-    for art in artifacts.ARTIFACTS.values():
-        if not built(art):
-            continue
-        stems = (
-            artifacts_of(art.name)
-            if art.name in ("softmax_dynamics", "loss_heatmap")
-            else [art.name]
-        )
-        out += [f"{art.folder}/{s}{ext}" for s in stems for ext in art.extensions]
-    return out + ["results/summary.md"]
+    return [f for art, model in drawn() for f in art.files(model)] + [paths.SUMMARY]
 
 
-def artifact_input(spec):
+def artifact_input(spec, model=None):
     """The files an artifact input names (benign.config.artifacts.INPUT_KINDS), as other rules'
-    outputs."""
-    kind, _, model = spec.partition("@")
+    outputs; ``model``: a per-model artifact's."""
+    if isinstance(spec, artifacts.File):
+        return spec.path
+    kind, _, of = spec.partition("@")
     if kind in ("runs", "curves", "attention"):
-        models = (
-            MODELS if model == "all" else [FITS["model"] if model == "fits" else model]
-        )
+        models = {"all": MODELS, "fits": [FITS.get("model")], "model": [model]}
         return [
             getattr(rules.aggregate_synthetic.output, kind).format(model=m)
-            for m in models
+            for m in models.get(of, [of])
         ]
+    fitted = FITS and (of != "model" or model == FITS["model"])
     return {
-        "fits": rules.table_regime_boundaries.output[0] if FITS else [],
+        "fits": rules.table_regime_boundaries.output[0] if fitted else [],
         "alignment": expand(rules.train_max_margin.output[0], max_margin_model=MM_RUNS),
         "points": rules.token_projection_points.output,
         "real_runs": rules.aggregate_real.output.runs,
@@ -236,12 +225,25 @@ def artifact_input(spec):
     }[kind]
 
 
-# a param's "@name": a value the workflow computes
-CONSTANTS = {"atlas_settings": ATLAS_SETTINGS, "delay_scan": DELAY_SCAN}
+# a param's "@name": a value the workflow computes ("@model": a per-model artifact's model)
+CONSTANTS = {
+    "atlas_settings": ATLAS_SETTINGS,
+    "delay_scan": DELAY_SCAN,
+    # per data set, a sentence for the real tables' header
+    "real_notes": {
+        d: config["real"]["datasets"][d].get("note")
+        for d in (plan.real_datasets(config) if REAL_CELLS else [])
+    },
+}
+try:  # every entry of the table against its function's signature, before any job runs
+    artifacts.check(constants=set(CONSTANTS))
+except ValueError as err:
+    raise WorkflowError(str(err)) from None
 
 
-def artifact_params(params):
+def artifact_params(params, model=None):
+    """The values of an artifact's params (benign.config.artifacts.param_value)."""
     return {
-        name: artifacts.config_value(config, path, CONSTANTS)
-        for name, path in params.items()
+        name: artifacts.param_value(config, spec, {**CONSTANTS, "model": model})
+        for name, spec in params.items()
     }

@@ -104,36 +104,9 @@ rule aggregate_real:
         **paths.tables(paths.REAL),
     log:
         "logs/real/aggregate.log",
+    group:
+        SHORT
     conda:
         "../envs/benign.yaml"
     script:
         "../scripts/aggregate_real.py"
-
-
-rule table_real:
-    """Paper Table 2 (eta = 0.1) and Table 6 (eta = 0 and 0.2), with the paper's numbers beside."""
-    input:
-        runs="results/real/runs.parquet",
-        reference="benign/tables/reference/table6.csv",
-        summary="benign/tables/reference/table2_summary.csv",
-    output:
-        csv=report(
-            "results/tables/real_eta{etas}.csv",
-            caption="../report/real_table.rst",
-            category="Real data",
-        ),
-        md="results/tables/real_eta{etas}.md",
-    log:
-        "logs/tables/real_eta{etas}.log",
-    conda:
-        "../envs/benign.yaml"
-    params:
-        etas=lambda wc: [float(e) for e in wc.etas.split("_")],
-        grid=lambda wc: config["real"]["grid"],
-        notes=lambda wc: {
-            d: config["real"]["datasets"][d].get("note")
-            for d in plan.real_datasets(config)
-        },
-        code=code("table_real.py"),
-    script:
-        "../scripts/table_real.py"

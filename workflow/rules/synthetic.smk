@@ -87,6 +87,8 @@ rule aggregate_synthetic:
         **paths.tables(paths.SYNTHETIC),
     log:
         "logs/synthetic/aggregate_{model}.log",
+    group:
+        SHORT
     conda:
         "../envs/benign.yaml"
     params:
@@ -102,6 +104,8 @@ rule token_projection_points:
         paths.TOKEN_PROJECTION,
     log:
         "logs/synthetic/token_projection.log",
+    group:
+        SHORT
     conda:
         "../envs/benign.yaml"
     params:

@@ -1,12 +1,12 @@
 """Every generated figure and table rule (benign/config/artifacts.py): read the inputs by kind,
-pass them through the artifact's view, and call its function."""
+pass those its view reads through the view, and call its function with exactly the arguments
+the entry gives it (the workflow has checked them against the signatures at parse time)."""
 
-import inspect
 from importlib import import_module
 
 import pandas as pd
 
-from benign.config.artifacts import ARTIFACTS
+from benign.config.artifacts import ARTIFACTS, File
 from benign.core import schema
 from benign.core.io import log_to
 from benign.real import schema as real_schema
@@ -30,20 +30,23 @@ def resolve(name: str):
     return getattr(import_module(module), function)
 
 
-def accepted(function, values: dict) -> dict:
-    """The values ``function`` takes by name."""
-    return {k: v for k, v in values.items() if k in inspect.signature(function).parameters}
+def read(spec, paths):
+    """An input's value: a repository file's path, None where no file, else the files read by kind."""
+    if isinstance(spec, File):
+        return str(paths)
+    if not isinstance(paths, str):
+        paths = list(paths)
+        if not paths:
+            return None
+    return READERS[spec.partition("@")[0]](paths)
 
 
 log_to(snakemake.log[0])
 artifact = ARTIFACTS[snakemake.params.artifact]
-values = {}
-for name, kind in artifact.inputs.items():
-    paths = snakemake.input[name]
-    values[name] = READERS[kind.partition("@")[0]](paths if isinstance(paths, str) else list(paths))
+values = {name: read(spec, snakemake.input[name]) for name, spec in artifact.inputs.items()}
 if artifact.view:
-    view = resolve(artifact.view)
-    values |= view(**accepted(view, values), **snakemake.params.view)
-function = resolve(artifact.function)
-first = snakemake.output[0]
-function(**accepted(function, values), **snakemake.params.args, stem=first.removesuffix(artifact.extensions[0]))
+    view = artifact.view
+    given = resolve(view.function)(**{name: values.pop(name) for name in view.reads}, **snakemake.params.view)
+    values |= {name: given[name] for name in view.gives}
+stem = snakemake.output[0].removesuffix(artifact.extensions[0])
+resolve(artifact.function)(**values, **snakemake.params.args, stem=stem)
