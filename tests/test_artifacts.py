@@ -10,7 +10,8 @@ import pytest
 
 from benign.config import artifacts
 from benign.config.artifacts import ARTIFACTS, Artifact, View
-from benign.core import schema
+from benign.config.schema import default
+from benign.synthetic import schema
 from tests.helpers import frames
 
 CONSTANTS = {"atlas_settings", "delay_scan", "real_notes"}  # workflow/rules/common.smk's CONSTANTS
@@ -64,7 +65,9 @@ def test_each_view_returns_what_its_source_says():
 
     runs, curves = frames.runs([{"setting": "atlas"}]), schema.CURVES.empty_table().to_pandas()
     given = {
-        "benign.analysis.theory:atlas_view": theory.atlas_view(runs, curves, ["atlas"], [100], {}),
+        "benign.analysis.theory:atlas_view": theory.atlas_view(
+            runs, curves, ["atlas"], [100], default("synthetic.regime")
+        ),
         "benign.analysis.theory:sweeps_view": theory.sweeps_view(runs, curves, ["atlas"]),
         "benign.tables.real:grid_view": real.grid_view(frames.real_runs([{}]), {"n": [20], "seeds": [42]}),
     }

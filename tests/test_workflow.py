@@ -62,8 +62,8 @@ def test_config_edit_reruns_only_its_jobs(done):
     assert set(jobs) <= {
         "train_synthetic",
         "aggregate_synthetic",
-        "figure_softmax_dynamics",
-        "figure_loss_heatmap",
+        "figure_encoder_softmax_dynamics",
+        "figure_encoder_loss_heatmap",
         "table_synthetic_regimes",
         "summary",
         "all",

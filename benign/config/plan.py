@@ -52,8 +52,6 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     for model in configured_models(cfg):
         mcfg = syn[model]
         base = base_run(cfg, model)
-        if len(set(mcfg["seeds"])) != len(mcfg["seeds"]):
-            raise ConfigError(f"synthetic.{model}.seeds has duplicates: {mcfg['seeds']}")
         named = [{**base, **mcfg["settings"][name], "seed": seed, "setting": name, "sweeps": [name],
                   "log_every": mcfg["log_every"], "record_attention": True}
                  for name in NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
@@ -304,8 +302,6 @@ def real_datasets(cfg: dict) -> list[str]:
     """The data sets a run uses: ``real.use`` picks from the catalogue ``real.datasets``."""
     real = cfg.get("real") or {}
     use = real.get("use", [])
-    if len(set(use)) != len(use):
-        raise ConfigError(f"real.use has duplicates: {use}")
     for name in use:
         if name not in real.get("datasets", {}):
             raise ConfigError(
