@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from benign.config import ConfigError, resources
+from benign.config import ConfigError, real_resources, resources
 from benign.config.validate import (
     NAMED_SETTINGS,
     check_dataset,
@@ -205,9 +205,9 @@ def real_rows(cfg: dict, dataset: str, cells: dict[str, dict]) -> dict[str, int]
     return dict(train_rows=train, hidden_rows=pool, test_rows=int(test))
 
 
-def backbone_shape(cfg: dict, dataset: str) -> resources.BackboneShape:
+def backbone_shape(cfg: dict, dataset: str) -> real_resources.BackboneShape:
     entry = cfg["real"]["datasets"][dataset]
-    return resources.backbone_shape(cfg["real"]["backbones"][entry["backbone"]], entry["modality"])
+    return real_resources.backbone_shape(cfg["real"]["backbones"][entry["backbone"]], entry["modality"])
 
 
 def feature_parts(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, int]:
@@ -221,9 +221,9 @@ def feature_parts(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, 
         shape, rows = backbone_shape(cfg, name), real_rows(cfg, name, cells)
         most = max(1, math.ceil(max(rows["train_rows"], rows["test_rows"]) / resources.BACKBONE_BATCH))
         parts = 1
-        while not cluster.fits(resources.features_need(shape, **rows, device=cluster.device, parts=parts)):
+        while not cluster.fits(real_resources.features_need(shape, **rows, device=cluster.device, parts=parts)):
             if parts == most:
-                need = resources.features_need(shape, **rows, device=cluster.device, parts=parts)
+                need = real_resources.features_need(shape, **rows, device=cluster.device, parts=parts)
                 raise ConfigError(
                     f"real data set {name}: its features job needs {need.mem_mb} MB and {need.runtime_min} min on "
                     f"{cluster.device} even in {parts} parts of one backbone batch, above {cluster.describe()}: "
@@ -245,14 +245,14 @@ def real_needs(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, dic
     for name in {c["dataset"] for c in cells.values()}:
         entry, shape, rows = cfg["real"]["datasets"][name], backbone_shape(cfg, name), real_rows(cfg, name, cells)
         seeds = len({c["seed"] for c in cells.values() if c["dataset"] == name})
-        out["features"][name] = resources.features_need(shape, **rows, device=device, parts=parts[name])
-        out["pretrain"][name] = resources.pretrain_need(
+        out["features"][name] = real_resources.features_need(shape, **rows, device=device, parts=parts[name])
+        out["pretrain"][name] = real_resources.pretrain_need(
             shape, len(entry["classes"]), seeds, entry["pretrain_size"], protocol["pretrain_epochs"],
             protocol["batch_size"], **rows, device=device, pooler=entry["modality"] == "text",
         )  # fmt: skip
     for job, cell in cells.items():
         rows = real_rows(cfg, cell["dataset"], cells)
-        out["train"][job] = resources.finetune_need(
+        out["train"][job] = real_resources.finetune_need(
             backbone_shape(cfg, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
             protocol["batch_size"], **rows, device=device,
             records=len(record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])),
