@@ -219,7 +219,7 @@ def feature_parts(cfg: dict, cells: dict[str, dict] | None = None) -> dict[str, 
     out = {}
     for name in sorted({c["dataset"] for c in cells.values()}):
         shape, rows = backbone_shape(cfg, name), real_rows(cfg, name, cells)
-        most = max(1, math.ceil(max(rows["train_rows"], rows["test_rows"]) / resources.BACKBONE_BATCH))
+        most = max(1, math.ceil(max(rows["train_rows"], rows["test_rows"]) / real_resources.BACKBONE_BATCH))
         parts = 1
         while not cluster.fits(real_resources.features_need(shape, **rows, device=cluster.device, parts=parts)):
             if parts == most:
