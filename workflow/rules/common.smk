@@ -11,6 +11,7 @@ sys.path.insert(
 )  # the library, also when not pip-installed
 from benign.core import job_state, paths
 from benign.synthetic import registry
+from benign.real import registry as real_registry
 from benign.config import ConfigError, artifacts, plan
 from benign.config import resources as rs
 from benign.config.load import load
@@ -125,6 +126,14 @@ def dataset_entry(name):
 def backbone_spec(dataset):
     name = config["real"]["datasets"][dataset]["backbone"]
     return {**config["real"]["backbones"][name], "name": name}
+
+
+def features_code(dataset):
+    """features_real's fingerprint: its script and the module that loads the data set's
+    backbone, which the script picks by name at run time (benign.real.registry.BACKBONE_KINDS).
+    """
+    kind = real_registry.BACKBONE_KINDS[backbone_spec(dataset)["kind"]]
+    return code("features_real.py", kind.loader.partition(":")[0])
 
 
 def jobs_of(model):

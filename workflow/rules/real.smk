@@ -41,7 +41,7 @@ rule features_real:
         rows=lambda wc: plan.real_feature_rows(config, wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
         part=lambda wc: (int(wc.part), int(wc.parts)),
-        code=code("features_real.py"),
+        code=lambda wc: features_code(wc.dataset),
     script:
         "../scripts/features_real.py"
 
