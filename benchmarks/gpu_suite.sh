@@ -19,8 +19,9 @@
 # Every benchmark writes its JSON as soon as it ends, so a killed run keeps what finished.
 #
 # Needs python with a CUDA build of torch and this project importable (PYTHON=... to choose
-# the interpreter). snakemake (dry_run) and transformers with the offline MiniLM assets
-# (real_phase2) are optional: when missing, the benchmark is recorded as skipped.
+# the interpreter), with jsonschema (the config schema). snakemake (dry_run) and transformers
+# with the offline MiniLM assets (real_phase2) are optional: when missing, the benchmark is
+# recorded as skipped.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -49,8 +50,10 @@ EOF
 start=$(date +%s)
 # First the correctness check on this device: the same runs on CUDA (float32) and on the CPU
 # (float64) must agree (tests/test_cuda.py; skipped where there is no CUDA, or no pytest).
+# No conftest: the test needs none of its fixtures, and it imports snakemake, which a GPU image
+# may lack.
 if "$PY" -c "import pytest" 2>/dev/null; then
-  "$PY" -m pytest -q -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5 ||
+  "$PY" -m pytest -q -p no:cacheprovider --noconftest tests/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5 ||
     echo "tests/test_cuda.py failed"
 fi
 

@@ -68,7 +68,7 @@ def _cells(r: dict) -> tuple[str, str, str, str]:
             )
         else:
             agree = f"{ag['runs_ok']}/{ag['runs']} runs finite"
-    elif name.startswith("encoder_") and name != "encoder_grid":
+    elif name in ("encoder_500", "encoder_2000"):
         full = o.get("measured_full")
         ours = _s(full["wall_s"]) if full else f"{_s(o['priced_from_prefix_s']['logging_every_50_steps'])} (priced)"
         refs = f"{_s(ref['priced_s']['logging_every_50_steps'])} (extrapolated)"
