@@ -108,8 +108,7 @@ def load_backbone(spec: dict) -> Backbone:
     opts = {**entry.defaults, **({"modality": entry.modality} if entry.modality else {}), **spec}
     if opts.get("modality") not in ("image", "text"):
         raise ValueError(f"backbone {spec.get('name')!r}: modality must be 'image' or 'text'")
-    module, _, function = entry.loader.partition(":")
-    model, tokenizer, identity = getattr(import_module(module), function)(opts)
+    model, tokenizer, identity = getattr(import_module(entry.module), entry.function)(opts)
     return Backbone(
         model=model,
         identity=identity,

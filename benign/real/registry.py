@@ -47,6 +47,17 @@ class BackboneKind:
     # the resource estimates; None: read from the spec (benign.config.real_resources.backbone_shape)
     shape: tuple | None = None
 
+    @property
+    def module(self) -> str:
+        """The module of ``loader``: a feature job's fingerprint names it (the script picks it
+        by name, so no import shows it)."""
+        return self.loader.partition(":")[0]
+
+    @property
+    def function(self) -> str:
+        """The function of ``loader`` in ``module``."""
+        return self.loader.partition(":")[2]
+
 
 HF_DEFAULTS = {"image_size": 224, "image_mean": (0.5, 0.5, 0.5), "image_std": (0.5, 0.5, 0.5), "max_length": 128}
 IMAGENET = {"image_mean": (0.485, 0.456, 0.406), "image_std": (0.229, 0.224, 0.225)}

@@ -133,7 +133,7 @@ def features_code(dataset):
     backbone, which the script picks by name at run time (benign.real.registry.BACKBONE_KINDS).
     """
     kind = real_registry.BACKBONE_KINDS[backbone_spec(dataset)["kind"]]
-    return code("features_real.py", kind.loader.partition(":")[0])
+    return code("features_real.py", kind.module)
 
 
 def jobs_of(model):
