@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
             own = [m.name for m in registry.MODELS.values() if f.name in m.run_keys]
             default = registry.MODELS[own[0]].run_keys[f.name]["default"] if own else getattr(defaults, f.name)
             help = f.metadata["help"] + (f" ({', '.join(own)} only)" if own else "")
-            kind = dict(type=int) if f.name in spec.INTEGERS else dict(type=float) if f.name in spec.REALS else {}
+            reals = spec.REALS + spec.OPTIONAL_REALS
+            kind = dict(type=int) if f.name in spec.INTEGERS else dict(type=float) if f.name in reals else {}
             if "enum" in f.metadata["schema"]:
                 kind = dict(choices=f.metadata["schema"]["enum"])
             syn.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=default, help=help, **kind)
@@ -46,18 +47,6 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--model-table", default=paths.fill(paths.ARTIFACT, kind="table", stem="regime_model", ext=".csv"),
                      help="the fitted model (rule table_regime_boundaries writes it)")  # fmt: skip
     reg.add_argument("--json", action="store_true", help="print one JSON object")
-    lt = sub.add_parser("lr-time", help="the time-scale check: a sweep's runs at (lr, t) against (k lr, t / k)")
-    lt.add_argument(
-        "--configfile", nargs="+", default=["config/config.yaml"], help="merged in order, as Snakemake does"
-    )
-    lt.add_argument("--sweep", default="atlas", help="a sweep of the token model (default: atlas)")
-    lt.add_argument("--factors", type=int, nargs="+", default=[2, 5, 10])
-    lt.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
-    lt.add_argument(
-        "--out",
-        default=paths.fill(paths.ARTIFACT, kind="table", stem="lr_time", ext=""),
-        help="file stem of the table (.csv and .md)",
-    )
     art = sub.add_parser("artifacts", help="print the artifact index (benign/config/artifacts.py)")
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
     sch = sub.add_parser("schema", help="print the config schema, generated (benign/config/schema.py)")
@@ -87,65 +76,13 @@ def _regime(args) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"d = {args.d:g}, n = {args.n:g}, ||mu|| = {args.signal_norm:g}, after {out['horizon']} steps:")
+    lr = f" at lr {out['lr']:.4g} (step size {out['step_size']:g}, time {out['time']:g})" if out["lr"] else ""
+    print(f"d = {args.d:g}, n = {args.n:g}, ||mu|| = {args.signal_norm:g}, after {out['horizon']} steps{lr}:")
     for regime, (p, low, high) in out["regimes"].items():
         print(f"  {regime:>16}: {p:.3f} [{low:.3f}, {high:.3f}]")
     for name, (star, low, high) in out["boundaries"].items():
         print(f"  {name} boundary: ||mu||* = {star:.3g} [{low:.3g}, {high:.3g}]")
     return 0
-
-
-def _lr_time(args) -> int:
-    """Train a sweep's runs at (lr, t) and at (k lr, t / k), compare their labels, write the table."""
-    import logging
-    import os
-    from concurrent.futures import ProcessPoolExecutor
-    from pathlib import Path
-
-    import yaml
-    from snakemake.utils import update_config
-
-    from benign.analysis.theory import Criteria
-    from benign.analysis.time_scale import compare, scaled
-    from benign.config import plan, schema
-    from benign.config.load import load
-    from benign.tables.lr_time import lr_time
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    cfg: dict = {}
-    for path in args.configfile:
-        update_config(cfg, yaml.safe_load(Path(path).read_text()))
-    try:
-        load(cfg, schema.PATH)
-        sweep = cfg["synthetic"]["token"]["sweeps"][args.sweep]
-    except (ConfigError, KeyError) as err:
-        print(f"benign: invalid configuration: {err}", file=sys.stderr)
-        return 2
-    base = plan.sweep_runs("token", args.sweep, sweep, plan.base_run(cfg, "token"))
-    runs = {1: base, **{k: [scaled(run, k) for run in base] for k in args.factors}}
-    specs = [spec.RunSpec(**run) for group in runs.values() for run in group]
-    workers = args.workers or os.cpu_count() or 1
-    chunks = [specs[i::workers] for i in range(workers)]
-    with ProcessPoolExecutor(workers) as pool:
-        frames = list(pool.map(_train_finals, chunks))
-    import pandas as pd
-
-    finals = pd.concat(frames, ignore_index=True)
-    by_k = {k: finals[finals["setting"] == group[0]["setting"]] for k, group in runs.items()}
-    table = compare(by_k.pop(1), by_k, Criteria(**cfg["synthetic"]["regime"]))
-    lr_time(table, args.out, args.sweep, base[0]["lr"], base[0]["steps"])
-    print(Path(f"{args.out}.md").read_text())
-    return 0
-
-
-def _train_finals(specs):
-    """The runs table of ``specs``, trained at one torch thread (one process per CPU)."""
-    import torch
-
-    from benign.synthetic.trainer import train_runs
-
-    torch.set_num_threads(1)
-    return train_runs(specs, device="cpu")[0] if specs else None
 
 
 def _artifacts(args) -> int:
@@ -205,8 +142,6 @@ def main(argv: list[str] | None = None) -> int:
         return _artifacts(args)
     if args.command == "schema":
         return _schema(args)
-    if args.command == "lr-time":
-        return _lr_time(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
     for key in spec.MODEL_KEYS:  # the models' own run keys (benign.synthetic.registry), for the models that have them
         if key not in registry.MODELS[run["model"]].run_keys:

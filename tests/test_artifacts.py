@@ -14,7 +14,13 @@ from benign.config.schema import default
 from benign.synthetic import schema
 from tests.helpers import frames
 
-CONSTANTS = {"atlas_settings", "delay_scan", "real_notes"}  # workflow/rules/common.smk's CONSTANTS
+CONSTANTS = {
+    "atlas_settings",
+    "convergence",
+    "delay_scan",
+    "one_step",
+    "real_notes",
+}  # workflow/rules/common.smk's CONSTANTS
 
 
 def resolve(target: str):
@@ -105,13 +111,17 @@ def test_a_call_that_misses_or_adds_an_argument_is_refused(root):
     base = dict(kind="figure", paper="", title="t", section="Synthetic", inputs={"runs": "runs@token"})
     assert problems_of(root, Artifact("curve", function="plots.figures:curve", params={"width": "a.b"}, **base)) == []
     renamed = Artifact("curve", function="plots.figures:curve", params={"line_width": "a.b"}, **base)
-    assert problems_of(root, renamed) == ["curve: function plots.figures:curve: takes no argument(s) ['line_width']"]
+    assert problems_of(root, renamed) == [
+        "curve (figure): function plots.figures:curve: takes no argument(s) ['line_width']"
+    ]
     missing = Artifact("curve", function="plots.figures:curve", **{**base, "inputs": {}})
-    assert problems_of(root, missing) == ["curve: function plots.figures:curve: no value for its argument(s) ['runs']"]
+    assert problems_of(root, missing) == [
+        "curve (figure): function plots.figures:curve: no value for its argument(s) ['runs']"
+    ]
     unknown = Artifact("curve", function="plots.figures:curves", **base)
-    assert problems_of(root, unknown) == ["curve: plots.figures defines no function curves"]
+    assert problems_of(root, unknown) == ["curve (figure): plots.figures defines no function curves"]
     no_caption = Artifact("line", function="plots.figures:curve", **base)
-    assert problems_of(root, no_caption) == ["line: no caption workflow/report/line.rst"]
+    assert problems_of(root, no_caption) == ["line (figure): no caption workflow/report/line.rst"]
 
 
 def test_a_view_gives_only_what_every_return_holds(root):
@@ -121,26 +131,26 @@ def test_a_view_gives_only_what_every_return_holds(root):
     assert problems_of(root, Artifact("framed", function="plots.figures:framed", view=view, **base)) == []
     extra = View("plots.views:window", reads=("runs",), gives=("runs", "frame", "extra"), params={"steps": "a.b"})
     assert problems_of(root, Artifact("framed", function="plots.figures:framed", view=extra, **base)) == [
-        "framed: view plots.views:window: gives no ['extra']",
-        "framed: function plots.figures:framed: takes no argument(s) ['extra']",
+        "framed (figure): view plots.views:window: gives no ['extra']",
+        "framed (figure): function plots.figures:framed: takes no argument(s) ['extra']",
     ]
     unread = View("plots.views:window", reads=("runs", "curves"), gives=("runs", "frame"), params={"steps": "a.b"})
     assert problems_of(root, Artifact("framed", function="plots.figures:framed", view=unread, **base)) == [
-        "framed: view plots.views:window: reads ['curves'], which are not inputs",
-        "framed: view plots.views:window: takes no argument(s) ['curves']",
+        "framed (figure): view plots.views:window: reads ['curves'], which are not inputs",
+        "framed (figure): view plots.views:window: takes no argument(s) ['curves']",
     ]
 
 
 def test_entry_fields_are_checked(root):
     base = dict(kind="figure", paper="", title="t", section="Synthetic", function="plots.figures:curve")
     assert problems_of(root, Artifact("curve", inputs={"runs": "runs@model"}, **base)) == [
-        "curve: input runs: 'runs@model' names the model of a per-model artifact"
+        "curve (figure): input runs: 'runs@model' names the model of a per-model artifact"
     ]
     assert problems_of(root, Artifact("curve", inputs={"runs": "frames"}, **base)) == [
-        "curve: input runs: unknown kind 'frames' (benign.config.artifacts.INPUT_KINDS)"
+        "curve (figure): input runs: unknown kind 'frames' (benign.config.artifacts.INPUT_KINDS)"
     ]
     assert problems_of(root, Artifact("curve", inputs={"runs": "runs"}, params={"width": "@widths"}, **base)) == [
-        "curve: param width: the workflow has no constant 'widths'"
+        "curve (figure): param width: the workflow has no constant 'widths'"
     ]
     per_model = Artifact("curve", inputs={"runs": "runs@model"}, params={"width": artifacts.Value(3.0)},
                          models={"token": "", "encoder": ""}, **base)  # fmt: skip
@@ -151,7 +161,7 @@ def test_entry_fields_are_checked(root):
 
 def test_the_real_tables_are_two_entries_with_their_etas():
     cfg = {"real": {"grid": {"n": [20], "seeds": [42]}}}
-    table2, table6 = ARTIFACTS["real_eta0.1"], ARTIFACTS["real_eta0_0.2"]
+    table2, table6 = ARTIFACTS["table/real_eta0.1"], ARTIFACTS["table/real_eta0_0.2"]
     assert [artifacts.param_value(cfg, t.params["etas"], {}) for t in (table2, table6)] == [[0.1], [0.0, 0.2]]
     assert (table2.rule(), table6.rule()) == ("table_real_eta0_1", "table_real_eta0_0_2")
     assert table2.files() == ["results/tables/real_eta0.1.csv", "results/tables/real_eta0.1.md"]

@@ -257,9 +257,19 @@ BAD = [
         ["synthetic.boundary_fits.refine.sweep", "'delay_scan'", "not one of the fitted sweeps"],
     ),
     (
-        "refine-past-its-sweep",
-        "synthetic: {boundary_fits: {refine: {horizon: 500}}}",
-        ["synthetic.boundary_fits.refine.horizon", "= 500", "past the 150 steps of sweep 'atlas'"],
+        "convergence-seed-not-refined",
+        "synthetic: {boundary_fits: {convergence: {seeds: [1, 9]}}}",
+        ["synthetic.boundary_fits.convergence.seeds", "[1, 9]", "[9] are not refined", "[1, 2, 3, 4]"],
+    ),
+    (
+        "sweep-snr-range-backwards",
+        "synthetic: {token: {sweeps: {atlas: {snr_range: [2, 1]}}}}",
+        ["synthetic.token.sweeps.atlas.snr_range", "[2, 1]", "its low end must be below its high end"],
+    ),
+    (
+        "step-size-not-positive",
+        "synthetic: {token: {sweeps: {atlas: {fixed: {step_size: 0}}}}}",
+        ["synthetic.token.sweeps.atlas.fixed.step_size", "= 0", "must be > 0"],
     ),
     (
         "resolution-not-above-one",

@@ -123,8 +123,9 @@ def test_the_config_layer_does_not_import_torch():
 def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg):
     """The atlas's lines: d from 10^3 to 10^7, every line with d >= 5 n^2 (the exclusions), n eta
     an even number of flips (the realised rate is 0.2 on every line), the Gram engine throughout,
-    and the n = 10 lines trained once, to 10^5 steps."""
-    from benign.synthetic.spec import n_flips
+    the step size 5 on every run (lr = 5 / d: the step does not grow with d), and on each line the
+    norms whose SNR lies in the sweep's range."""
+    from benign.synthetic.spec import RunSpec, n_flips, snr
 
     runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if "atlas" in job for r in rs]
     lines = {(r["d"], r["n"]) for r in runs}
@@ -133,4 +134,8 @@ def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg
     assert all(n_flips(r["n"], r["eta"]) == 0.2 * r["n"] for r in runs)
     assert {r["engine"] for r in runs} == {"gram"}
     assert len({(r["d"], r["n"], r["seed"], r["signal_norm"]) for r in runs}) == len(runs)
-    assert {r["steps"] for r in runs if r["n"] == 10} == {100000}
+    assert {r["step_size"] for r in runs} == {5}
+    assert all(RunSpec(**r).lr == pytest.approx(5 / r["d"]) and r["lr"] == pytest.approx(5 / r["d"]) for r in runs)
+    low, high = cfg["synthetic"]["token"]["sweeps"]["atlas"]["snr_range"]
+    assert all(low <= snr(r["signal_norm"], r["sigma"], r["d"]) <= high for r in runs)
+    assert {sum(1 for r in runs if (r["d"], r["n"], r["seed"]) == (d, n, 1)) for d, n in lines} == {11}

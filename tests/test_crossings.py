@@ -1,7 +1,8 @@
 """Boundaries fitted to crossings (benign/analysis/crossings.py): the brackets of hand-made lines,
-the interval likelihood against scipy's normal, and, on simulated crossings of the default
-atlas's grid, which law wins, how often the intervals cover, and that runs along a line do not
-count as independent."""
+the interval likelihood against scipy's normal, and, on simulated atlases with the default's
+structure (tests/helpers/atlas_sim.py: independent lines, a shared miss per (d, n), the coarse
+grid and its SNR range, the staggered 8-seed windows, censoring), which law wins, how often the
+intervals cover, and that runs along a line do not count as independent."""
 
 import math
 
@@ -13,7 +14,7 @@ from scipy.stats import norm
 from benign.analysis import boundaries, crossings
 from benign.analysis.predictor import predict
 from benign.tables.boundaries import fitted_model
-from tests.helpers.atlas_sim import GRID, LINES, simulate
+from tests.helpers.atlas_sim import LINES, NORMS, simulate
 
 
 def line(norms, sides, d=1000.0, n=10, seed=1) -> pd.DataFrame:
@@ -44,24 +45,31 @@ def test_interval_likelihood_matches_the_normal_distribution():
 
 def test_a_known_power_law_is_recovered_with_its_scatter():
     rng = np.random.default_rng(3)
-    fit = crossings.fit(crossings.crossings(simulate(rng, a=0.4, b=-0.3, seeds=6)), "power")
+    fit = crossings.fit(crossings.crossings(simulate(rng, a=0.4, b=-0.3, sigma=0.1, tau=0.0)), "power")
     assert fit.estimates["a"] == pytest.approx(0.4, abs=0.03)
     assert fit.estimates["b"] == pytest.approx(-0.3, abs=0.08)
     assert fit.sigma == pytest.approx(0.1, abs=0.04)
-    assert fit.crossings == len(LINES) * 6
+    assert fit.crossings == len(LINES) * 8 and fit.lines == len(LINES)
+
+
+def test_the_floor_is_the_resolution_of_a_lines_staggered_seeds():
+    """8 seeds at offsets k/8 of a factor-sqrt(2) step: a line's crossing is placed to a 16th of a
+    factor 2, and sigma's floor is that over sqrt(12)."""
+    cr = crossings.crossings(simulate(np.random.default_rng(4), sigma=0.0, tau=0.0))
+    assert crossings.line_resolution(cr) == pytest.approx(math.log(2) / 16, rel=1e-6)
+    assert crossings.sigma_floor(cr) == pytest.approx(math.log(2) / 16 / math.sqrt(12), rel=1e-6)
 
 
 @pytest.mark.parametrize("truth, winner", [({"a": 0.25, "gamma": 1.0}, "theory"), ({"a": 0.4, "gamma": 0.0}, "power")])
 def test_the_law_that_made_the_crossings_wins(truth, winner):
     """With a = 1/4 and a log factor, law (ii) wins; with a pure power a = 0.4, law (i) does: by AIC
-    in 16 or more of 20 simulated atlases, and by the mean held-out log-likelihood over 8 of them of the default grid (3 seeds,
-    as config/full.yaml; scatter 0.05 in log ||mu||, a quarter of a refined bracket)."""
+    in 16 or more of 20 simulated atlases, and by the mean held-out log-likelihood over 8 of them."""
     rng = np.random.default_rng(7)
     by_aic, held_out = 0, {"power": [], "theory": []}
     for draw in range(20):
-        cr = crossings.crossings(simulate(rng, sigma=0.05, seeds=3, **truth))
+        cr = crossings.crossings(simulate(rng, sigma=0.05, tau=0.0, **truth))
         laws = {"power": None, "theory": {"a": 0.25}}
-        fits = {law: crossings.fit(cr, law, fixed) for law, fixed in laws.items()}
+        fits = {law: crossings.fit(cr, law, fixed, intervals=False) for law, fixed in laws.items()}
         by_aic += min(fits, key=lambda law: fits[law].aic) == winner
         for law, fixed in laws.items():
             if draw < 8:  # leave-one-line-out refits every law 13 times: 8 atlases are enough for the mean
@@ -71,30 +79,41 @@ def test_the_law_that_made_the_crossings_wins(truth, winner):
     assert np.mean(held_out[winner]) > np.mean(held_out[loser]), held_out
 
 
-def test_intervals_cover_the_true_exponents():
-    """The 95% intervals of a and b hold the true values in at least 90% of 200 simulated atlases."""
+@pytest.mark.parametrize(
+    "sigma, tau, most",
+    [
+        (0.02, 0.05, 0.98),  # the atlas's own case: seeds that share a bracket, a law that misses each (d, n) a little
+        (0.03, 0.1, 0.98),
+        (0.1, 0.0, 1.0),  # seeds that scatter about an exact law: the jackknife is conservative there
+    ],
+)
+def test_intervals_cover_the_true_exponents(sigma, tau, most, capsys):
+    """The 95% intervals of a and b (the delete-one-line jackknife, Student's t on G - 1) hold the
+    true values in 90% to 98% of 150 simulated atlases with the default's structure (shared
+    misses per (d, n), the grid, the staggered windows, the censoring outside them), and in at
+    least 90% where the seeds' scatter alone makes the crossings vary."""
     rng = np.random.default_rng(11)
-    hits = {"a": 0, "b": 0}
-    for _ in range(200):
-        fit = crossings.fit(crossings.crossings(simulate(rng, a=0.3, b=-0.2)), "power")
+    hits, draws = {"a": 0, "b": 0}, 150
+    for _ in range(draws):
+        fit = crossings.fit(crossings.crossings(simulate(rng, a=0.3, b=-0.2, sigma=sigma, tau=tau)), "power")
         for term, truth in (("a", 0.3), ("b", -0.2)):
             low, high = fit.intervals[term]
             hits[term] += low <= truth <= high
-    assert hits["a"] >= 180 and hits["b"] >= 180, hits
+    with capsys.disabled():
+        print(f"\n[crossings] coverage of 95% intervals, sigma {sigma}, tau {tau}, {draws} atlases: "
+              + ", ".join(f"{t} {h / draws:.1%}" for t, h in hits.items()))  # fmt: skip
+    assert all(0.90 * draws <= h <= most * draws for h in hits.values()), hits
 
 
 def test_runs_along_a_line_are_not_independent():
-    """Runs of a line share one crossing: resampling whole line-seeds, and counting crossings,
-    give wider intervals of a than the run-level fit that counts every run."""
+    """Runs of a line share one crossing, and the seeds of a (d, n) share what the law misses
+    there: the crossings' fit, whose intervals count lines, gives a wider interval of a than the
+    run-level fit that counts every run."""
     rng = np.random.default_rng(5)
-    cells = simulate(rng, a=0.3)
-    k_max = boundaries.k_max_for(2**0.25)
-    run_level = boundaries.fit(cells, "side", k_max).intervals["a"]
-    by_line_seed = boundaries.line_seed_bootstrap(cells, "side", k_max, draws=200)["a"]
-    by_crossing = crossings.fit(crossings.crossings(cells), "power").intervals["a"]
-    width = {name: high - low for name, (low, high) in
-             {"runs": run_level, "line-seeds": by_line_seed, "crossings": by_crossing}.items()}  # fmt: skip
-    assert width["line-seeds"] > width["runs"] and width["crossings"] > width["runs"], width
+    cells = simulate(rng, a=0.3, sigma=0.02, tau=0.1)
+    run_level = boundaries.fit(cells, "side", boundaries.k_max_for(2 ** (1 / 16))).intervals["a"]
+    by_line = crossings.fit(crossings.crossings(cells), "power").intervals["a"]
+    assert by_line[1] - by_line[0] > 1.5 * (run_level[1] - run_level[0]), (by_line, run_level)
 
 
 def test_the_decade_slopes_follow_a_bend():
@@ -106,7 +125,7 @@ def test_the_decade_slopes_follow_a_bend():
             log_star = 0.5 * math.log(min(d, 1e5)) + 0.25 * math.log(max(d / 1e5, 1.0)) - 3.0
             star = math.exp(log_star + 0.05 * rng.standard_normal())
             rows += [{"d": d, "n": n, "seed": seed, "signal_norm": x, "side": x > star}
-                     for x in GRID + [star * 0.95, star * 1.05]]  # fmt: skip
+                     for x in NORMS + [star * 0.95, star * 1.05]]  # fmt: skip
     fit = crossings.fit(crossings.crossings(pd.DataFrame(rows)), "decades")
     assert fit.estimates["a[1e+3,1e+4]"] == pytest.approx(0.5, abs=0.08)
     assert fit.estimates["a[1e+6,1e+7]"] == pytest.approx(0.25, abs=0.08)
@@ -115,21 +134,25 @@ def test_the_decade_slopes_follow_a_bend():
 
 
 def test_the_predictors_intervals_cover_new_crossings_off_the_grid():
-    """At settings inside the fitted range that no config uses, a new crossing falls in the
-    predictor's 95% interval of ||mu||* in at least 90% of 200 simulated atlases."""
+    """At settings inside the fitted range that no config uses, a new crossing (its own line:
+    the law's miss there and a seed's scatter) falls in the predictor's 95% interval of ||mu||*
+    in at least 90% of 100 simulated atlases, and the predictor names the lr and steps to train
+    such a run at."""
     rng = np.random.default_rng(13)
     hits = tries = 0
-    for _ in range(200):
-        cells = simulate(rng, a=0.3, b=-0.2, sigma=0.15)
+    sigma, tau = 0.05, 0.05
+    for _ in range(100):
+        cells = simulate(rng, a=0.3, b=-0.2, sigma=sigma, tau=tau)
         runs = cells.drop_duplicates(["d", "n", "seed", "signal_norm"]).reset_index(drop=True)
         runs["run_id"] = [f"r{i}" for i in range(len(runs))]
-        # the argmax label never changes, so no law is fitted to it (the predictor reads the other two)
         labels = pd.DataFrame({"run_id": runs["run_id"], "horizon": 1000, "overfits": ~runs["side"],
-                               "selects": runs["side"], "selects_argmax": True})  # fmt: skip
-        model = fitted_model(runs.assign(setting="atlas", steps=1000), labels)
+                               "selects": runs["side"], "selects_argmax": True, "selects_hardmax": True})  # fmt: skip
+        model = fitted_model(runs.assign(setting="atlas", steps=1000, step_size=5.0, sigma=1.0), labels)
         d, n = float(rng.choice([3e3, 3e4, 3e5, 3e6])), float(rng.choice([14, 28]))
-        star = 1.5 * d**0.3 * n**-0.2 * math.exp(0.15 * rng.standard_normal())
-        _, low, high = predict(model, d=d, n=n, signal_norm=1.0, steps=1000)["boundaries"]["selection (harmful below)"]
+        star = 1.5 * d**0.3 * n**-0.2 * math.exp(tau * rng.standard_normal() + sigma * rng.standard_normal())
+        out = predict(model, d=d, n=n, signal_norm=1.0, steps=1000)
+        _, low, high = out["boundaries"]["selection (harmful below)"]
+        assert out["lr"] == pytest.approx(5.0 / d) and out["steps"] == 1000 and out["time"] == 5000
         hits += low <= star <= high
         tries += 1
     assert hits >= 0.9 * tries, (hits, tries)

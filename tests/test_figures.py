@@ -306,28 +306,49 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
 def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     import pandas as pd
 
+    from benign.analysis.boundaries import BOUNDARIES
     from benign.analysis.milestones import annotate
-    from benign.analysis.theory import Criteria, atlas_labels
+    from benign.analysis.theory import Criteria, atlas_view
     from benign.config.plan import sweep_groups
     from benign.config.schema import default
     from benign.figures import atlas as atlas_figures
+    from benign.figures import one_step as one_step_figures
     from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
+    from benign.tables import one_step as one_step_tables
+    from benign.tables import step_convergence as step_tables
     from benign.tables.gap_dynamics import gap_dynamics
     from benign.tables.generalization_times import generalization_times
 
-    base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, lr=0.05, steps=200).__dict__, model="token").items()
+    BOUNDARY_NAMES = [name for name, *_ in BOUNDARIES]
+    base = {k: v for k, v in dict(RunSpec(d=20, n=10, n_test=20, T=4, steps=200).__dict__, model="token").items()
             if k not in ("seed", "setting", "sweeps")}  # fmt: skip
     sweeps = {"atlas": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 2, 4, 8, 16]}, "seeds": [1, 2],
-                        "steps": 200, "log_points": 10, "batches_per_job": 1}}  # fmt: skip
-    specs = [RunSpec(**run) for _, runs, _ in sweep_groups("token", sweeps, base, ["atlas"]) for run in runs]
-    runs, curves, _ = train_runs(specs, device="cpu")
+                        "fixed": {"step_size": 1.5}, "steps": 200, "log_points": 10, "batches_per_job": 1},
+              "one_step": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 4, 16]}, "seeds": [1, 2],
+                           "steps": 1, "batches_per_job": 1}}  # fmt: skip
+    planned = [run for _, runs, _ in sweep_groups("token", sweeps, base, ["atlas"]) for run in runs]
+    checked = [
+        dict(run, step_size=0.75, steps=400, setting="atlas_convergence", sweeps=["atlas_convergence"])
+        for run in planned
+        if run["setting"] == "atlas" and run["seed"] == 1
+    ]  # the step check, by hand
+    runs, curves, _ = train_runs([RunSpec(**run) for run in planned + checked], device="cpu")
     criteria = Criteria(**default("synthetic.regime"))
-    atlas, labels = atlas_labels(runs, curves, ["atlas"], [50, 200], criteria)
-    fits = boundary_tables.regime_boundaries(atlas, labels, tmp_path / "rb", boundary_tables.criteria_text(criteria),
-                                             2 ** (1 / 8))  # fmt: skip
-    assert set(fits["boundary"]) == {"not overfitting", "selection (harmful below)", "argmax selection"}
-    assert set(fits["horizon"]) == {50, 200}
+    view = atlas_view(runs, curves, ["atlas"], [50, 200], default("synthetic.regime"),
+                      {"setting": "atlas_convergence", "factor": 2})  # fmt: skip
+    atlas, labels = view["runs"], view["labels"]
+    assert set(view["convergence"]["d"]) == {20, 40} and set(view["convergence"]["boundary"]) == set(BOUNDARY_NAMES)
+    step_tables.step_convergence(view["convergence"], tmp_path / "steps")
+    atlas_figures.step_convergence(view["convergence"], tmp_path / "steps_figure")
+    assert_rendered(tmp_path / "steps_figure")
+    one_step_tables.one_step_regime(runs, "one_step", criteria, tmp_path / "one")
+    one_step_figures.one_step_regime(runs, "one_step", criteria, tmp_path / "one_figure")
+    assert_rendered(tmp_path / "one_figure")
+    fits = boundary_tables.regime_boundaries(atlas, labels, view["convergence"], tmp_path / "rb",
+                                             boundary_tables.criteria_text(criteria), 2 ** (1 / 8), 0.05)  # fmt: skip
+    assert set(fits["boundary"]) == set(BOUNDARY_NAMES)
+    assert set(fits["horizon"]) == {50, 200} and set(fits["time"]) == {75.0, 300.0}
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
     atlas_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
@@ -340,7 +361,9 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     assert set(table["time"]) <= {"fit_noisy", "generalized", "delay"} and (tmp_path / "times.md").exists()
     assert set(table["form"]) <= {"snr", "inv_snr2", "log_snr"}
     growth = gap_dynamics(atlas, labels, curves, tmp_path / "gaps")
-    assert set(growth.columns) >= {"g_r2", "g_exponent", "r_slope"} and (tmp_path / "gaps.md").exists()
+    assert (
+        set(growth.columns) >= {"g_r2", "g_exponent", "g_test_exponent", "r_slope"} and (tmp_path / "gaps.md").exists()
+    )
     atlas_figures.gap_clock(atlas, labels, curves, tmp_path / "clock")
     assert_rendered(tmp_path / "clock")
 

@@ -49,9 +49,27 @@ def test_gap_growth_averages_g_over_the_masked_samples():
 def test_the_clock_statistics_of_a_linear_g_and_a_one_over_t_loss():
     steps = np.unique(np.round(np.geomspace(1, 10_000, 41))).astype(float)
     curve = pd.DataFrame({"step": np.r_[0.0, steps], "train_clean_g": 3.0 + 0.5 * np.r_[0.0, steps],
-                          "train_clean_lambda": 2.0, "test_loss_normalised": np.r_[1.0, 1.0 / steps]})  # fmt: skip
+                          "train_clean_lambda": 2.0, "test_g": 1.0 + 2.0 * np.r_[0.0, steps] ** 0.5,
+                          "test_lambda": 1.0, "test_loss_normalised": np.r_[1.0, 1.0 / steps]})  # fmt: skip
     out = gap_growth.run_growth(curve, 10_000)
     assert out["g_slope"] == pytest.approx(0.5) and out["g_r2"] == pytest.approx(1.0)
     assert out["g_exponent"] == pytest.approx(1.0, abs=1e-9) and out["r_slope"] == pytest.approx(-1.0, abs=1e-9)
+    assert out["g_test_exponent"] == pytest.approx(0.5, abs=1e-9)  # the test samples' g grows like sqrt(steps)
     saturated = gap_growth.run_growth(curve.assign(train_clean_lambda=35.0), 10_000)
     assert saturated["saturated"] and np.isnan(saturated["g_slope"])
+
+
+def test_the_mean_exponent_counts_lines_not_runs():
+    """Ten runs on each of four lines, every run of a line with its line's exponent: the interval
+    is Student's t on the lines' spread (3 degrees of freedom), whatever the runs' count."""
+    lines = np.array([0.8, 0.9, 1.1, 1.2])
+    growth = pd.DataFrame({"horizon": 1000, "d": np.repeat([1e3, 1e4, 1e5, 1e6], 10), "n": 10, "seed": 1,
+                           "g_exponent": np.repeat(lines, 10)})  # fmt: skip
+    row = gap_growth.mean_exponent(growth, "g_exponent").iloc[0]
+    half = (row["high"] - row["low"]) / 2
+    assert row["mean"] == pytest.approx(1.0) and row["lines"] == 4 and row["runs"] == 40
+    from scipy.stats import t
+
+    # the cluster-robust standard error with its small-sample factor, on 4 - 1 degrees of freedom
+    se = np.sqrt(((lines - 1.0) ** 2).sum() / 16 * (4 / 3))
+    assert half == pytest.approx(t.ppf(0.975, 3) * se, rel=1e-6)

@@ -17,7 +17,8 @@ def model_table(sigma: float = 0.2, var_c: float = 0.01) -> pd.DataFrame:
     for horizon in (1000, 10000):
         for name, c, a, b in (("not overfitting", 2.0, 0.5, -0.5), ("selection (harmful below)", 1.0, 0.25, 0.0)):
             row = {"boundary": name, "horizon": horizon, "d_min": 100, "d_max": 1600, "n_min": 10, "n_max": 40,
-                   "sigma": sigma, "crossings": 16, "log_c": math.log(c), "a": a, "b": b}  # fmt: skip
+                   "sigma": sigma, "crossings": 64, "lines": 16, "log_c": math.log(c), "a": a, "b": b,
+                   "step_size": 5.0, "sigma_noise": 1.0}  # fmt: skip
             row.update({f"cov_{t}_{u}": 0.0 for t in ("log_c", "a", "b") for u in ("log_c", "a", "b")})
             row["cov_log_c_log_c"] = var_c
             rows.append(row)
@@ -40,11 +41,12 @@ def test_probabilities_hand_worked():
     assert sum(p for p, _, _ in got.values()) == pytest.approx(1.0)
     for p, low, high in got.values():
         assert low <= p <= high and high - low > 0
-    half = 1.959964 * math.sqrt(0.01)  # the boundary's own 95% half-width in log ||mu||
+    half = 2.160369 * math.sqrt(0.01)  # the boundary's own 95% half-width in log ||mu||: t on 16 lines - 3 terms
     low_no = Phi((math.log(8.0) - math.log(2 * math.sqrt(40)) - half) / 0.2)
     assert got["not_overfitting"][1] == pytest.approx(low_no, rel=1e-5)
     star, low, high = out["boundaries"]["not overfitting"]
-    new = 2.178813 * math.sqrt(0.01 + 0.2**2)  # a new crossing: the law's variance and the scatter, t with 16 - 4 dof
+    new = 2.160369 * math.sqrt(0.01 + 0.2**2)  # a new crossing: the law's variance and the scatter, t on 16 - 3
+    assert out["lr"] == pytest.approx(5.0 / 400) and out["steps"] == 10000 and out["time"] == 50000
     assert (star, low, high) == pytest.approx(
         (2 * math.sqrt(40), star * math.exp(-new), star * math.exp(new)), rel=1e-5
     )
@@ -74,7 +76,8 @@ def test_the_cli_answers_inside_the_range(tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "after 1000 steps" in out and "benign" in out and "not overfitting boundary" in out
+    assert "after 1000 steps at lr 0.0125 (step size 5, time 5000)" in out and "benign" in out
+    assert "not overfitting boundary" in out
 
 
 def test_the_cli_says_where_the_model_is_missing(tmp_path, capsys):

@@ -1,13 +1,19 @@
-"""The atlas's refinement (benign/analysis/refinement.py): new norms inside each transition of each line."""
+"""The atlas's refinement and step-convergence runs (benign/analysis/refinement.py): windows
+around each transition of each line at every horizon, every refinement seed trained there, and
+the same windows again at a finer step."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benign.analysis.refinement import crossings, refinement_norms, refinement_runs
-from benign.analysis.theory import Criteria
+from benign.analysis.refinement import convergence_runs, crossings, offsets, refinement_runs, window_norms, windows
+from benign.analysis.theory import Criteria, regimes_at
 from benign.config.resources import Cluster, pack
 from benign.config.schema import default
+from benign.synthetic.spec import RunSpec
+
+CRITERIA = Criteria(**default("synthetic.regime"))
+CLUSTER = Cluster()  # no ceilings
 
 
 def test_crossings_are_the_neighbouring_norms_where_the_mean_label_crosses_a_half():
@@ -18,40 +24,63 @@ def test_crossings_are_the_neighbouring_norms_where_the_mean_label_crosses_a_hal
     assert crossings(norms, np.ones(5)) == []
 
 
-def test_three_points_make_a_sqrt2_grid_a_2_to_the_eighth_grid():
-    runs = pd.DataFrame({"run_id": [f"r{i}" for i in range(4)], "d": 100, "n": 10,
-                         "signal_norm": [5.0, 7.0710678, 10.0, 14.142136]})  # fmt: skip
-    labels = pd.DataFrame({"run_id": runs["run_id"], "overfits": [True, True, False, False],
-                           "selects": [False, False, False, False], "selects_argmax": [True] * 4})  # fmt: skip
-    new = refinement_norms(runs, labels, points=3)["signal_norm"].to_numpy()
-    assert new == pytest.approx(7.0710678 * 2 ** (np.arange(1, 4) / 8), rel=1e-6)
+def test_a_window_holds_its_ends_and_its_points_at_a_seeds_offset():
+    assert window_norms(8.0, 16.0, 2) == pytest.approx(8.0 * 2 ** (np.arange(4) / 3), rel=1e-6)
+    shifted = window_norms(8.0, 16.0, 1, offset=0.25)  # one point: steps of sqrt(2), shifted a quarter step
+    assert shifted == pytest.approx([8.0, 8.0 * 2**0.125, 8.0 * 2**0.625, 16.0], rel=1e-5)
+    assert offsets([3, 1, 2, 4]) == {1: 0.0, 2: 0.25, 3: 0.5, 4: 0.75}  # the first seed on the coarse grid
+    staggered = sorted({v for s, u in offsets(range(1, 9)).items() for v in window_norms(8.0, 16.0, 1, u)})
+    assert np.diff(np.log(staggered)) == pytest.approx(np.log(2) / 16, rel=1e-5)  # 8 seeds together: a 16th of 2
 
 
-CLUSTER = Cluster()  # no ceilings
-
-
-def test_refinement_jobs_train_every_seed_of_a_line_at_the_new_norms():
+def _line(fitted_above: float, selects_from: float, steps: int = 100, seeds=(1, 2)):
+    """A coarse line d 40, n 10 at norms 1..16 (factor 2): flipped labels fitted below
+    ``fitted_above`` at step 100 (below half of it at step 10), r selecting from ``selects_from``."""
     rows, curves = [], []
-    for seed in (1, 2):
-        for m, fitted in ((2.0, 1.0), (4.0, 0.0)):
-            rid = f"s{seed}m{m}"
-            rows.append({"run_id": rid, "model": "token", "engine": "explicit", "n": 10, "T": 4, "d": 40, "rho": 0.1, "eta": 0.2,
-                         "sigma": 1.0, "n_test": 20, "lr": 0.05, "mlp_dim": pd.NA, "seed": seed, "signal_norm": m,
-                         "steps": 100, "status": "ok"})  # fmt: skip
-            for step in (0, 100):
-                curves.append({"run_id": rid, "step": step, "train_acc_noisy": fitted if step else 0.0,
-                               "test_loss_normalised": 1.0, "test_sel_relevant": 0.0})  # fmt: skip
-    planned = refinement_runs(pd.DataFrame(rows), pd.DataFrame(curves), horizon=100, points=1, log_points=5,
-                              criteria=Criteria(**default("synthetic.regime")), setting="atlas_refine")  # fmt: skip
+    for seed in seeds:
+        for m in (1.0, 2.0, 4.0, 8.0, 16.0):
+            spec = RunSpec(d=40, n=10, T=4, n_test=20, signal_norm=m, seed=seed, steps=steps, step_size=2.0)
+            rows.append({**spec.__dict__, "sweeps": list(spec.sweeps), "run_id": spec.run_id, "status": "ok"})
+            for step in (0, 10, steps):
+                limit = fitted_above if step == steps else fitted_above / 2
+                curves.append({"run_id": spec.run_id, "step": step, "train_acc_noisy": float(step > 0 and m < limit),
+                               "test_loss_normalised": 0.1 if step and m >= selects_from else 1.0,
+                               "test_sel_relevant": float(step > 0 and m >= selects_from),
+                               "test_err_hardmax": 0.0 if step and m >= selects_from else 0.5})  # fmt: skip
+    return pd.DataFrame(rows), pd.DataFrame(curves)
+
+
+def test_windows_are_found_at_every_horizon_each_line_reaches():
+    runs, curves = _line(fitted_above=6.0, selects_from=3.0)
+    found = windows(runs, regimes_at(curves, [10, 100], CRITERIA))
+    overfit = found[found["boundary"] == "not overfitting"].set_index("horizon")
+    assert (overfit.loc[10, "low"], overfit.loc[10, "high"]) == (2.0, 4.0)  # fitted below 3 at step 10
+    assert (overfit.loc[100, "low"], overfit.loc[100, "high"]) == (4.0, 8.0)
+    selection = found[found["boundary"] == "selection (harmful below)"]
+    assert set(zip(selection["low"], selection["high"])) == {(2.0, 4.0)}
+
+
+def test_refinement_trains_every_seed_at_every_window_norm_it_has_not_run():
+    runs, curves = _line(fitted_above=6.0, selects_from=3.0)
+    planned = refinement_runs(runs, curves, [10, 100], points=1, seeds=[3, 4], log_points=5, criteria=CRITERIA,
+                              setting="atlas_refine")  # fmt: skip
+    by_seed = {s: sorted(r["signal_norm"] for r in planned if r["seed"] == s) for s in (1, 2, 3, 4)}
+    for seed, offset in offsets([1, 2, 3, 4]).items():
+        norms = sorted({*window_norms(2.0, 4.0, 1, offset), *window_norms(4.0, 8.0, 1, offset)})
+        coarse = (2.0, 4.0, 8.0) if seed in (1, 2) else ()  # the coarse seeds have the window's ends already
+        assert by_seed[seed] == pytest.approx([n for n in norms if n not in coarse]), seed
+    assert all(r["steps"] == 100 and r["step_size"] == 2.0 and r["setting"] == "atlas_refine"
+               and r["sweeps"] == ["atlas_refine"] and r["mlp_dim"] is None for r in planned)  # fmt: skip
     jobs = pack(planned, "token_atlas_refine", 1, CLUSTER)
-    assert list(jobs) == ["token_atlas_refine_00", "token_atlas_refine_01"]  # one (n, T, d, seed) batch each
-    runs = [r for rs in jobs.values() for r in rs]
-    assert sorted(r["seed"] for r in runs) == [1, 2]
-    assert all(r["signal_norm"] == pytest.approx(np.sqrt(8), rel=1e-6) for r in runs)
-    assert all(
-        r["setting"] == "atlas_refine"
-        and r["sweeps"] == ["atlas_refine"]
-        and r["steps"] == 100
-        and r["mlp_dim"] is None
-        for r in runs
-    )
+    assert len(jobs) == 4  # one (n, T, d, seed) batch each
+    assert RunSpec(**planned[0]).lr == pytest.approx(2.0 / 40)  # the step size sets the lr
+
+
+def test_convergence_runs_repeat_the_longest_horizons_windows_at_a_finer_step():
+    runs, curves = _line(fitted_above=6.0, selects_from=3.0)
+    checked = convergence_runs(runs, curves, horizon=100, points=1, seeds=[2], refined=[3, 4], factor=2,
+                               log_points=5, criteria=CRITERIA, setting="atlas_convergence")  # fmt: skip
+    norms = sorted({*window_norms(4.0, 8.0, 1, 0.25), *window_norms(2.0, 4.0, 1, 0.25)})  # seed 2 of 1..4: 1/4
+    assert sorted(r["signal_norm"] for r in checked) == pytest.approx(norms)
+    assert all(r["seed"] == 2 and r["steps"] == 200 and r["step_size"] == 1.0 for r in checked)
+    assert RunSpec(**checked[0]).lr == pytest.approx(1.0 / 40)  # half the atlas's lr, twice the steps

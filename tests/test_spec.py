@@ -32,7 +32,9 @@ def test_the_schema_takes_its_run_keys_from_the_spec():
     assert list(full["$defs"]["sweep"]["properties"]["axes"]["properties"]) == list(spec.SWEEP_AXES)
     fixed = full["$defs"]["sweep"]["properties"]["fixed"]["properties"]
     own = {f.name for f in spec.FIELDS if f.metadata["fixed"]}
-    assert own == {"engine"} and set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {"steps"}
+    assert own == {"engine", "step_size"} and set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {
+        "steps"
+    }
 
 
 def test_the_cli_has_a_flag_for_every_parameter_that_changes_the_numbers():
@@ -71,7 +73,9 @@ def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
         if f.name in ("model", *spec.MODEL_KEYS):  # a run of another model (below)
             continue
         value = getattr(run, f.name)
-        if isinstance(value, tuple):
+        if value is None:  # the step size, unset: lr then
+            other = 5.0
+        elif isinstance(value, tuple):
             other = (*value, "x")
         else:
             other = not value if isinstance(value, bool) else value + "x" if isinstance(value, str) else value + 2

@@ -252,6 +252,7 @@ def test_synthetic_regimes_seed_fractions_per_horizon(tmp_path):
                     train_acc_noisy=1.0 if step >= first else 0.25,
                     test_loss_normalised=0.9 if seed == 3 and step >= 30 else 0.2,
                     test_sel_relevant=0.5,
+                    test_err_hardmax=0.1,
                 )
             )
     table = synthetic_tables.synthetic_regimes(

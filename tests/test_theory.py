@@ -93,8 +93,9 @@ def test_regimes_at_each_horizon_use_the_last_logged_step_before_it():
 
     curves = pd.DataFrame({"run_id": "r", "step": [0, 10, 100, 1000],
                            "train_acc_noisy": [0.0, 0.5, 1.0, 1.0], "test_loss_normalised": [1.0, 0.9, 0.4, 0.6],
-                           "test_sel_relevant": [0.0, 0.2, 1.0, 1.0]})  # fmt: skip
+                           "test_sel_relevant": [0.0, 0.2, 1.0, 1.0], "test_err_hardmax": [0.5, 0.3, 0.0, 0.25]})  # fmt: skip
     got = regimes_at(curves, [5, 10, 999, 1000, 5000], CRITERIA).set_index("horizon")
     assert list(got["step"]) == [0, 10, 100, 1000]  # 5000: past the run's last logged step, left out
     assert list(got["regime"]) == ["not_overfitting", "harmful", "benign", "harmful"]
     assert list(got["overfits"]) == [False, True, True, True] and list(got["selects"]) == [False, False, True, False]
+    assert list(got["selects_hardmax"]) == [False, False, True, True]  # error at most 0.25

@@ -34,12 +34,23 @@ from scipy.stats import chi2
 # boundary, whether that column is negated, the theory's exponent of d, of n, and the exponents
 # the theory's law with a log factor holds): not overfitting above ||mu|| ~ sqrt(d / n);
 # attention selects at test time above ||mu|| ~ d^(1/4) (harmful below), read by the normalised
-# test loss r and, free of the horizon, by the most-attended token.
+# test loss r at the horizon, by the most-attended token, and by the test error of the hard-max
+# readout (each sample reads its most-attended token: the long-time error the theorem states).
 BOUNDARIES = (
     ("not overfitting", "overfits", True, 0.5, -0.5, {"a": 0.5, "b": -0.5}),
     ("selection (harmful below)", "selects", False, 0.25, 0.0, {"a": 0.25}),
     ("argmax selection", "selects_argmax", False, 0.25, 0.0, {"a": 0.25}),
+    ("hard-max selection", "selects_hardmax", False, 0.25, 0.0, {"a": 0.25}),
 )
+
+
+def side_labels(labels: pd.DataFrame, runs: pd.DataFrame, column: str, negate: bool) -> pd.DataFrame:
+    """The runs' (d, n, signal_norm, seed) with the boolean ``side`` of one boundary (``column``
+    of benign.analysis.theory.regimes_at, negated or not), per horizon."""
+    cells = labels.merge(runs[["run_id", "d", "n", "signal_norm", "seed"]], on="run_id")
+    side = cells[column].astype(bool)
+    return cells.assign(side=~side if negate else side)
+
 
 TERMS = ("log_c", "a", "b", "e")  # theta: constant, exponent of d, of n, interaction log d log n
 LEVEL = 0.95
@@ -224,25 +235,3 @@ def held_out_log_loss(runs: pd.DataFrame, label: str, k_max: float, fixed: dict[
         eta = theta[0] * (x[test] - U[test] @ theta[1:])
         losses.append(np.logaddexp(0.0, eta) - y[test] * eta)
     return float(np.mean(np.concatenate(losses))) if losses else float("nan")
-
-
-def line_seed_bootstrap(runs: pd.DataFrame, label: str, k_max: float, draws: int = 200, seed: int = 0,
-                        groups=("d", "n", "seed")) -> dict[str, tuple[float, float]]:  # fmt: skip
-    """95% percentile intervals of a and b when whole line-seeds are resampled: the runs of one
-    (d, n, seed) share their noise, flips and initialisation, so they are one unit, not many
-    (docs/regimes.md#crossings). A draw whose labels do not change, or that loses an axis, is
-    skipped."""
-    units = [frame for _, frame in runs.groupby(list(groups))]
-    rng = np.random.default_rng(seed)
-    values: dict[str, list[float]] = {"a": [], "b": []}
-    for _ in range(draws):
-        sample = pd.concat([units[i] for i in rng.integers(0, len(units), len(units))], ignore_index=True)
-        if sample["d"].nunique() < runs["d"].nunique() or sample["n"].nunique() < runs["n"].nunique():
-            continue
-        f = fit(sample, label, k_max, intervals=False)
-        if f is not None:
-            for term in values:
-                if f.estimates[term] is not None:
-                    values[term].append(f.estimates[term])
-    alpha = (1 - LEVEL) / 2
-    return {t: tuple(np.quantile(v, [alpha, 1 - alpha])) if v else (np.nan, np.nan) for t, v in values.items()}

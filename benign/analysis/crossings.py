@@ -1,37 +1,41 @@
 """Boundaries fitted to crossings, one per line, seed and horizon (docs/regimes.md#crossings).
 
-The runs of one (d, n, seed) line share their noise, flips and initialisation: along the line
-their labels are one deterministic function of ||mu||, so they carry one observation of where
-the boundary lies, not one per run. Each line, seed and horizon gives one crossing ||mu||*,
-known only between two sampled norms: the last norm below the first run on the boundary's upper
-side, and the first norm above the last run on its lower side. A line whose labels change more
-than once gets the bracket that holds every change, and is counted. A line on one side
-throughout is censored at its end norm, never dropped.
+The runs of one (d, n, seed) line share their noise, flips and initialisation (and no other
+line's: benign.synthetic.gram draws each line's own), so along the line their labels are one
+deterministic function of ||mu||: they carry one observation of where the boundary lies, not
+one per run. Each line, seed and horizon gives one crossing ||mu||*, known only between two
+sampled norms: the last norm below the first run on the boundary's upper side, and the first
+norm above the last run on its lower side. A line whose labels change more than once gets the
+bracket that holds every change, and is counted. A line on one side throughout is censored at
+its end norm, never dropped.
 
-The crossings are fitted by interval-censored maximum likelihood (scipy's BFGS on the analytic
-score; the observed information by statsmodels' numerical differentiation of it): log ||mu||* = x beta + offset + sigma z, z standard normal, with three
-laws of d and n (:data:`LAWS`):
+The crossings are fitted by interval-censored maximum likelihood (scipy's L-BFGS-B on the
+analytic score): log ||mu||* = x beta + offset + sigma z, z standard normal, with these laws of
+d and n (:data:`LAWS`):
 - "power": c d^a n^b, the product law;
 - "theory": the theorem's exponents with a log factor, c d^a0 (ln d)^gamma n^b, the exponents
   ``fixed`` held (the lower boundary keeps b free, the upper holds b too);
 - "exponents": the theorem's exponents alone, c d^a0 n^b0 (only c fitted);
 - "decades": one slope of log d per decade between neighbouring grid d (a piecewise-linear law),
   and b.
-Intervals are Wald intervals from the observed information; each counts crossings, the
-independent units. Models are compared by AIC and by the held-out log-likelihood of each line's
-crossings under the fit to the other lines, beside a law without d or n (the base rate).
+Intervals are Student's t intervals from the sandwich covariance clustered by (d, n) line (the
+observed information by statsmodels' numerical differentiation of the score): the seeds of a
+line are independent draws, but whatever the law misses at a (d, n) they miss together, so the
+lines are the units an exponent is fitted across. Models are compared by AIC and by the held-out
+log-likelihood of each line's crossings under the fit to the other lines, beside a law without
+d or n (the base rate).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import log_ndtr
-from scipy.stats import norm
+from scipy.stats import t as student
 from statsmodels.tools.numdiff import approx_fprime
 
 LEVEL = 0.95
@@ -82,9 +86,9 @@ def log_likelihood(lower, upper, mean, sigma) -> np.ndarray:
     return _log_interval_probability(lo, hi)
 
 
-def _negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np.ndarray]:
-    """Minus the crossings' log-likelihood under log ||mu||* ~ N(X beta + offset, sigma^2), params
-    = (beta, log sigma), and its gradient."""
+def _scores(params, X, offset, lower, upper) -> tuple[np.ndarray, np.ndarray]:
+    """Each crossing's log-likelihood under log ||mu||* ~ N(X beta + offset, sigma^2), params =
+    (beta, log sigma), and its gradient in the params (one row per crossing)."""
     beta, sigma = params[:-1], math.exp(params[-1])
     mean = X @ beta + offset
     with np.errstate(divide="ignore"):
@@ -96,16 +100,36 @@ def _negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np
         w_hi = np.where(np.isfinite(hi), np.exp(-0.5 * hi**2 - LOG_SQRT_2PI - logp), 0.0)
         d_mean = (w_lo - w_hi) / sigma
         d_log_sigma = np.where(np.isfinite(lo), lo * w_lo, 0.0) - np.where(np.isfinite(hi), hi * w_hi, 0.0)
-    return -float(np.sum(logp)), -np.r_[X.T @ d_mean, np.sum(d_log_sigma)]
+    return logp, np.column_stack([X * d_mean[:, None], d_log_sigma])
 
 
-def sigma_floor(lower, upper) -> float:
+def _negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np.ndarray]:
+    """Minus the crossings' log-likelihood and its gradient (:func:`_scores`)."""
+    logp, grad = _scores(params, X, offset, lower, upper)
+    return -float(np.sum(logp)), -grad.sum(axis=0)
+
+
+def line_resolution(cr: pd.DataFrame) -> float:
+    """How finely the crossings place a line's boundary, in log ||mu||: per (d, n) line, the
+    least gap between the distinct ends of its closed brackets (its seeds' staggered norms; one
+    bracket's width where all its seeds share one), the median over the lines. NaN where no
+    bracket is closed."""
+    closed = cr[(cr["lower"] > 0) & np.isfinite(cr["upper"])]
+    gaps = []
+    for _, line in closed.groupby(["d", "n"]):
+        ends = np.unique(np.round(np.log(np.r_[line["lower"], line["upper"]].astype(float)), 9))
+        gaps.append(np.diff(ends).min() if len(ends) > 1 else np.nan)
+    gaps = [g for g in gaps if np.isfinite(g) and g > 0]
+    return float(np.median(gaps)) if gaps else float("nan")
+
+
+def sigma_floor(cr: pd.DataFrame) -> float:
     """The least scatter the crossings can resolve: the standard deviation of a point spread
-    evenly across the median bracket (in log ||mu||). Below it the brackets cannot tell scatter
-    from none, and the likelihood would drive sigma to 0 (every crossing inside its bracket)."""
-    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    closed = np.isfinite(upper) & (lower > 0)
-    return float(np.median(np.log(upper[closed] / lower[closed])) / math.sqrt(12)) if closed.any() else 1e-3
+    evenly across a line's resolution (:func:`line_resolution`). Below it the brackets cannot
+    tell scatter from none, and the likelihood would drive sigma to 0 (every crossing inside its
+    bracket)."""
+    resolution = line_resolution(cr)
+    return resolution / math.sqrt(12) if np.isfinite(resolution) else 1e-3
 
 
 def _maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
@@ -127,9 +151,11 @@ def _maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
 @dataclass(frozen=True)
 class CrossingFit:
     """A law fitted to crossings: its terms' estimates and 95% intervals, sigma (the crossings'
-    scatter in log ||mu||), the log-likelihood, AIC, the crossings fitted and the covariance of
-    the terms (the regime model's, for ||mu||* at a new (d, n)); the knots and fixed exponents
-    it was fitted with (held-out predictions rebuild its design from them)."""
+    scatter in log ||mu||), the log-likelihood, AIC, the crossings and (d, n) lines fitted, the
+    covariance of the terms (clustered by line; the regime model's, for ||mu||* at a new (d, n)),
+    each term's half-width from the grid alone (``grid``: what a line known only to its
+    resolution would give), whether sigma sits at its floor; the knots and fixed exponents it was
+    fitted with (held-out predictions rebuild its design from them)."""
 
     law: str
     estimates: dict
@@ -141,6 +167,9 @@ class CrossingFit:
     cov: pd.DataFrame
     knots: tuple = ()
     fixed: tuple = ()
+    lines: int = 0
+    grid: dict = field(default_factory=dict)
+    at_floor: bool = False
 
 
 def decade_knots(d) -> tuple[float, ...]:
@@ -189,9 +218,12 @@ def slope_name(k0: float, k1: float) -> str:
 def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: tuple | None = None,
         intervals: bool = True) -> CrossingFit | None:  # fmt: skip
     """``law`` fitted to the crossings ``cr`` (:func:`crossings`) by interval-censored maximum
-    likelihood (sigma at least :func:`sigma_floor`), with 95% Wald intervals; ``fixed``: the exponents the "theory" law holds
-    ({"a": 0.25} or {"a": 0.5, "b": -0.5}). None where no crossing is bracketed on both sides
-    (nothing locates the boundary)."""
+    likelihood (sigma at least :func:`sigma_floor`); ``fixed``: the exponents the "theory" law
+    holds ({"a": 0.25} or {"a": 0.5, "b": -0.5}). Intervals: Student's t on G - 1 degrees of
+    freedom with the sandwich covariance clustered by (d, n) line (G lines, CR1 scaled): a line's
+    seeds share its (d, n), so whatever the law misses there they miss together, and the lines,
+    not the crossings, are the units the exponents are fitted across. None where no crossing is
+    bracketed on both sides (nothing locates the boundary)."""
     if cr.empty or (cr["censored"] != "").all():
         return None
     fixed = dict(fixed or {})
@@ -199,25 +231,80 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     X, offset = _design(cr, law, fixed, knots)
     lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
     x = X.to_numpy(float)
-    floor = sigma_floor(lower, upper)
+    floor = sigma_floor(cr)
     params = _maximise(x, offset, lower, upper, floor)
     nll = _negative_log_likelihood(params, x, offset, lower, upper)[0]
+    groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
+    lines = int(len(np.unique(groups)))
+    at_floor = params[-1] <= math.log(floor) + 1e-6
     cov = np.full((len(params), len(params)), np.nan)
-    if intervals:  # the observed information, by statsmodels' numerical differentiation of the analytic score
-        hess = approx_fprime(params, lambda p: _negative_log_likelihood(p, x, offset, lower, upper)[1], centered=True)
-        hess = (hess + hess.T) / 2
-        free = len(params) if params[-1] > math.log(floor) + 1e-6 else len(params) - 1  # sigma at its floor: held
-        cov[:free, :free] = np.linalg.pinv(hess[:free, :free])
-    z = norm.ppf(0.5 + LEVEL / 2)
+    if intervals == "sandwich" and lines > 1:
+        cov = _clustered_covariance(params, x, offset, lower, upper, groups, held=at_floor)
+    elif intervals and lines > 2:
+        cov = _jackknife_covariance(cr, groups, law, fixed, knots, list(X.columns), len(params))
+    quantile = float(student.ppf(0.5 + LEVEL / 2, max(lines - 1, 1)))
     se = np.sqrt(np.maximum(np.nan_to_num(np.diag(cov), nan=0.0), 0.0))
-    ci = np.column_stack([params - z * se, params + z * se])
+    ci = np.column_stack([params - quantile * se, params + quantile * se])
     llf = -nll
     names = list(X.columns)
     est = {t: float(v) for t, v in zip(names, params[:-1])}
     ivals = {t: (float(ci[i, 0]), float(ci[i, 1])) for i, t in enumerate(names)}
     covariance = pd.DataFrame(cov[:-1, :-1], index=names, columns=names)
+    grid = _grid_half_widths(X, groups, floor * math.sqrt(12), quantile) if intervals else {}
     return CrossingFit(law, est, ivals, float(np.exp(params[-1])), float(llf), float(2 * len(params) - 2 * llf),
-                       len(cr), covariance, tuple(knots), tuple(sorted(fixed.items())))  # fmt: skip
+                       len(cr), covariance, tuple(knots), tuple(sorted(fixed.items())), lines, grid,
+                       bool(at_floor))  # fmt: skip
+
+
+def _clustered_covariance(params, x, offset, lower, upper, groups, held: bool) -> np.ndarray:
+    """The sandwich covariance of the parameters, clustered by ``groups``: the observed
+    information (statsmodels' numerical differentiation of the analytic score) around the sum of
+    each cluster's outer product of its score, scaled by G / (G - 1); sigma left out where it is
+    ``held`` at its floor."""
+    hess = approx_fprime(params, lambda p: _negative_log_likelihood(p, x, offset, lower, upper)[1], centered=True)
+    hess = (hess + hess.T) / 2
+    scores = _scores(params, x, offset, lower, upper)[1]
+    free = len(params) - 1 if held else len(params)
+    by_line = pd.DataFrame(scores[:, :free]).groupby(groups).sum().to_numpy()
+    count = len(by_line)
+    meat = by_line.T @ by_line * count / max(count - 1, 1)
+    bread = np.linalg.pinv(hess[:free, :free])
+    cov = np.full((len(params), len(params)), np.nan)
+    cov[:free, :free] = bread @ meat @ bread
+    return cov
+
+
+def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, law: str, fixed: dict, knots: tuple, names: list,
+                          size: int) -> np.ndarray:  # fmt: skip
+    """The delete-one-line jackknife covariance of the terms ``names``: the law refitted with each
+    (d, n) line left out, (G - 1) / G times the sum of the outer products of the refits'
+    deviations from their mean. A term a refit cannot fit (a decade that only the left-out line
+    spans) is left out of that refit's share, pair by pair. Sigma's entries are NaN."""
+    refits = []
+    for g in np.unique(groups):
+        f = fit(cr[groups != g], law, fixed, knots, intervals=False)
+        refits.append([f.estimates.get(t, np.nan) if f else np.nan for t in names])
+    values = np.array(refits, dtype=float)
+    cov = np.full((size, size), np.nan)
+    for i in range(len(names)):
+        for j in range(i, len(names)):
+            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
+            k = int(both.sum())
+            if k > 1:
+                u, v = values[both, i] - values[both, i].mean(), values[both, j] - values[both, j].mean()
+                cov[i, j] = cov[j, i] = (k - 1) / k * float(u @ v)
+    return cov
+
+
+def _grid_half_widths(X: pd.DataFrame, groups: np.ndarray, resolution: float, quantile: float) -> dict:
+    """Each term's 95% half-width were every line's crossing known only to within its resolution
+    (a uniform error of that width, independent between lines): what the grid alone allows. An
+    interval no wider than this is set by the grid, not by the data."""
+    lines = X.groupby(groups).first().to_numpy(float)
+    if np.linalg.matrix_rank(lines) < lines.shape[1]:
+        return {t: float("nan") for t in X.columns}
+    var = (resolution**2 / 12) * np.diag(np.linalg.pinv(lines.T @ lines))
+    return {t: float(quantile * math.sqrt(v)) for t, v in zip(X.columns, var)}
 
 
 def _all_terms(law: str, fixed: dict | None, knots: tuple) -> list[str]:
@@ -239,26 +326,70 @@ def _estimate(f: CrossingFit, term: str) -> float:
     return 0.0
 
 
-def held_out(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None) -> float:
-    """The mean log-likelihood of each (d, n) line's crossings under ``law`` fitted to the other
-    lines' (the slope of a decade no other line spans taken from the nearest fitted decade: the
-    piecewise-linear law extended). NaN with under 3 lines or when a fold has nothing bracketed."""
+def held_out_scores(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None) -> np.ndarray:
+    """Each crossing's log-likelihood under ``law`` fitted to the other (d, n) lines' crossings
+    (independent draws: no seed of the left-out line is among them), in the order of ``cr``. The
+    prediction carries the fit's uncertainty: log ||mu||* ~ N(x beta, sigma^2 + x' Cov x). The
+    slope of a decade no other line spans is taken from the nearest fitted decade (the
+    piecewise-linear law extended). Empty with under 3 lines or when a fold has nothing
+    bracketed."""
     lines = cr.groupby(["d", "n"]).ngroup().to_numpy()
     if lines.max(initial=-1) < 2:
-        return float("nan")
+        return np.array([])
     knots = decade_knots(cr["d"])
-    scores = []
+    every = _all_terms(law, fixed, knots)
+    scores = np.full(len(cr), np.nan)
     for line in np.unique(lines):
         train, test = cr[lines != line], cr[lines == line]
-        f = fit(train, law, fixed, knots, intervals=False)
+        f = fit(train, law, fixed, knots, intervals="sandwich")
         if f is None:
-            return float("nan")
-        every = _all_terms(law, fixed, knots)
+            return np.array([])
         X, offset = _design(test, law, dict(f.fixed), knots, terms=every)
         # a term constant over the training lines is in the fit's constant: add it as a change from there
         trained_at = _design(train, law, dict(f.fixed), knots, terms=every)[0].iloc[0]
         beta = np.array([_estimate(f, t) for t in every])
         base = np.array([0.0 if t in f.estimates else trained_at[t] for t in every])
-        mean = (X.to_numpy(float) - base) @ beta + offset
-        scores.append(log_likelihood(test["lower"], test["upper"], mean, f.sigma))
-    return float(np.mean(np.concatenate(scores)))
+        x = X.to_numpy(float) - base
+        loads = _loadings(f, every)  # each term's column onto the fitted terms it takes its estimate from
+        xf = x @ loads
+        cov = np.nan_to_num(f.cov.to_numpy(float), nan=0.0)
+        var = f.sigma**2 + np.einsum("ij,jk,ik->i", xf, cov, xf)
+        scores[lines == line] = log_likelihood(test["lower"], test["upper"], x @ beta + offset, np.sqrt(var))
+    return scores
+
+
+def _loadings(f: CrossingFit, every: list[str]) -> np.ndarray:
+    """(terms of ``every``, the fit's terms): 1 where a term's estimate is that fitted term's
+    (itself, or the nearest fitted decade's slope), 0 elsewhere."""
+    names = list(f.estimates)
+    out = np.zeros((len(every), len(names)))
+    slopes = [slope_name(k0, k1) for k0, k1 in zip(f.knots[:-1], f.knots[1:])]
+    fitted = [i for i, s in enumerate(slopes) if s in f.estimates]
+    for i, term in enumerate(every):
+        if term in f.estimates:
+            out[i, names.index(term)] = 1.0
+        elif term.startswith("a[") and fitted:
+            j = slopes.index(term)
+            out[i, names.index(slopes[min(fitted, key=lambda k: abs(k - j))])] = 1.0
+    return out
+
+
+def held_out(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None) -> float:
+    """The mean of :func:`held_out_scores`: the held-out log-likelihood per crossing (NaN where
+    there is none)."""
+    scores = held_out_scores(cr, law, fixed)
+    return float(np.mean(scores)) if len(scores) else float("nan")
+
+
+def held_out_gain(cr: pd.DataFrame, scores: np.ndarray, base: np.ndarray) -> tuple[float, float]:
+    """(mean, standard error) of the held-out log-likelihood per crossing of a law over the base
+    rate's, the errors clustered by (d, n) line (statsmodels OLS on a constant, cluster-robust:
+    a line's crossings share its fold's fit). NaN without scores."""
+    import statsmodels.api as sm
+
+    if not len(scores) or not len(base):
+        return float("nan"), float("nan")
+    diff = np.asarray(scores, dtype=float) - np.asarray(base, dtype=float)
+    groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
+    ols = sm.OLS(diff, np.ones((len(diff), 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    return float(ols.params[0]), float(ols.bse[0])

@@ -8,8 +8,12 @@ band at a horizon (it fits its flipped labels and attention selects at test time
 fits g against tau (statsmodels OLS: slope and R^2), the local exponent of g's growth (the slope
 of log(g - g(0)) on log tau over the last decade before the horizon: 1 is linear) and the local
 slope of log r on log tau over the same decade (the normalised test loss r; -1 would follow a
-constant drive); and regresses log of g's slope on log ||mu||, log d and log n, with standard
-errors clustered by line-seed (the runs of one (d, n, seed) share their data).
+constant drive); for the clean training samples' g and for the test samples' (whose gap holds
+no memorised noise of their own: the signal's part, whose drive the theory puts at lr ||mu||^2).
+A high R^2 of g on tau cannot tell a linear clock from a power 0.7 or 1.5 on a log-spaced
+schedule, so the clock is judged by the local exponent, averaged with its interval over lines;
+and the slope of g is regressed on log ||mu||, log d and log n. Standard errors are clustered by
+(d, n, seed) line (the runs of one line share its draw).
 """
 
 from __future__ import annotations
@@ -33,25 +37,32 @@ def _local_slope(t: np.ndarray, y: np.ndarray) -> float:
 
 
 def run_growth(curve: pd.DataFrame, horizon: int) -> dict:
-    """One run's g-clock statistics up to ``horizon`` from its logged curve: ``g_slope`` and
-    ``g_r2`` of the linear fit of g on tau, ``g_exponent`` (local exponent of g - g(0)) and
-    ``r_slope`` (local slope of log r), both over the last decade; ``saturated`` where the mean
-    Lambda reaches :data:`SATURATED` (the statistics are then left empty)."""
+    """One run's g-clock statistics up to ``horizon`` from its logged curve, for the clean
+    training samples' g (``g_*``) and the test samples' (``g_test_*``: no memorised noise of their
+    own, the signal's part of the gap): the slope and R^2 of the linear fit of g on tau, the local
+    exponent of g - g(0) over the last decade; ``r_slope``, the local slope of log r there;
+    ``saturated`` where the mean Lambda reaches :data:`SATURATED` (the statistics are then left
+    empty)."""
     import statsmodels.api as sm
 
     curve = curve[curve["step"] <= horizon].sort_values("step")
-    t, g = curve["step"].to_numpy(float), curve["train_clean_g"].to_numpy(float)
-    ok = np.isfinite(g)
-    saturated = bool(np.nanmax(curve["train_clean_lambda"].to_numpy(float), initial=-np.inf) >= SATURATED)
-    out = {"g_slope": np.nan, "g_r2": np.nan, "g_exponent": np.nan, "r_slope": np.nan, "points": int(ok.sum()),
-           "saturated": saturated}  # fmt: skip
+    t = curve["step"].to_numpy(float)
+    saturated = bool(np.nanmax(curve[["train_clean_lambda", "test_lambda"]].to_numpy(float), initial=-np.inf)
+                     >= SATURATED)  # fmt: skip
+    out = {"g_slope": np.nan, "g_r2": np.nan, "g_exponent": np.nan, "g_test_slope": np.nan, "g_test_exponent": np.nan,
+           "r_slope": np.nan, "points": int(np.isfinite(curve["train_clean_g"]).sum()), "saturated": saturated}  # fmt: skip
     if saturated:
         return out
-    if ok.sum() >= 3:
-        ols = sm.OLS(g[ok], sm.add_constant(t[ok])).fit()
-        out["g_slope"], out["g_r2"] = float(ols.params[1]), float(ols.rsquared)
     late = t > horizon / DECADE
-    out["g_exponent"] = _local_slope(t[late], g[late] - g[0])
+    for column, prefix in (("train_clean_g", "g"), ("test_g", "g_test")):
+        g = curve[column].to_numpy(float)
+        ok = np.isfinite(g)
+        if ok.sum() >= 3:
+            ols = sm.OLS(g[ok], sm.add_constant(t[ok])).fit()
+            out[f"{prefix}_slope"] = float(ols.params[1])
+            if prefix == "g":
+                out["g_r2"] = float(ols.rsquared)
+        out[f"{prefix}_exponent"] = _local_slope(t[late], g[late] - g[0])
     out["r_slope"] = _local_slope(t[late], curve["test_loss_normalised"].to_numpy(float)[late])
     return out
 
@@ -67,26 +78,47 @@ def benign_growth(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame
         r = info.loc[run_id]
         rows.append({"run_id": run_id, "horizon": int(horizon), "d": r["d"], "n": r["n"], "signal_norm": r["signal_norm"],
                      "seed": r["seed"], **run_growth(by_run[run_id], int(horizon))})  # fmt: skip
-    columns = ["run_id", "horizon", "d", "n", "signal_norm", "seed", "g_slope", "g_r2", "g_exponent", "r_slope", "points",
-               "saturated"]  # fmt: skip
+    columns = ["run_id", "horizon", "d", "n", "signal_norm", "seed", "g_slope", "g_r2", "g_exponent", "g_test_slope",
+               "g_test_exponent", "r_slope", "points", "saturated"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
-def slope_regression(growth: pd.DataFrame) -> pd.DataFrame:
-    """Per horizon: log g_slope = c + p log ||mu|| + q log d + s log n by OLS, standard errors
-    clustered by (d, n, seed) line-seed; rows (horizon, term, coef, low, high, runs, clusters)."""
+def mean_exponent(growth: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per horizon: the mean of a local exponent (``column``) over the runs with its 95% interval,
+    standard errors clustered by (d, n, seed) line (the runs of a line share its draw: the lines,
+    not the runs, are the units); rows (horizon, mean, low, high, runs, lines)."""
     import statsmodels.api as sm
 
     rows = []
-    for horizon, at in growth[growth["g_slope"] > 0].groupby("horizon"):
+    for horizon, at in growth.dropna(subset=[column]).groupby("horizon"):
+        groups = at.groupby(["d", "n", "seed"]).ngroup().to_numpy()
+        if len(np.unique(groups)) < 3:
+            continue
+        fit = sm.OLS(at[column].to_numpy(float), np.ones((len(at), 1))).fit(
+            cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+        )
+        low, high = np.asarray(fit.conf_int(alpha=0.05))[0]
+        rows.append({"horizon": int(horizon), "mean": float(fit.params[0]), "low": float(low), "high": float(high),
+                     "runs": len(at), "lines": int(len(np.unique(groups)))})  # fmt: skip
+    return pd.DataFrame(rows, columns=["horizon", "mean", "low", "high", "runs", "lines"])
+
+
+def slope_regression(growth: pd.DataFrame, column: str = "g_slope") -> pd.DataFrame:
+    """Per horizon: log(``column``, a slope of g on tau) = c + p log ||mu|| + q log d + s log n by
+    OLS, standard errors clustered by (d, n, seed) line; rows (horizon, term, coef, low, high,
+    runs, clusters)."""
+    import statsmodels.api as sm
+
+    rows = []
+    for horizon, at in growth[growth[column] > 0].groupby("horizon"):
         X = pd.DataFrame({"log ||mu||": np.log(at["signal_norm"].astype(float)),
                           "log d": np.log(at["d"].astype(float)), "log n": np.log(at["n"].astype(float))})  # fmt: skip
         X = X.loc[:, X.nunique() > 1]
         groups = at.groupby(["d", "n", "seed"]).ngroup().to_numpy()
         if len(at) <= X.shape[1] + 2 or len(np.unique(groups)) < 3:
             continue
-        fit = sm.OLS(np.log(at["g_slope"].to_numpy(float)), sm.add_constant(X)).fit(
-            cov_type="cluster", cov_kwds={"groups": groups}
+        fit = sm.OLS(np.log(at[column].to_numpy(float)), sm.add_constant(X)).fit(
+            cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
         )
         ci = fit.conf_int(alpha=0.05)
         for term in fit.params.index:

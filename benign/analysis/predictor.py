@@ -8,8 +8,10 @@ normalised test loss, as independent: not overfitting with P_no, benign with (1 
 harmful with (1 - P_no) (1 - P_sel). The interval of each probability spans the boundaries'
 95% intervals at (d, n), from the covariance of the law's terms; the interval of ||mu||* given
 for a boundary is that of a new crossing there (the law's variance plus sigma^2, with Student's
-t for the estimated sigma), the one a run at that setting would fall in. Outside the fitted range of d and n, or at a horizon that was not
-fitted, the model does not answer.
+t on the lines the law was fitted across), the one a run at that setting would fall in. The
+answer names the lr and the steps to train such a run at (the atlas's step size at that d).
+Outside the fitted range of d and n, or at a horizon that was not fitted, the model does not
+answer.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from scipy.stats import norm, t
 
 NOT_OVERFITTING, SELECTION = "not overfitting", "selection (harmful below)"
 TERMS = ("log_c", "a", "b")
-Z95 = float(norm.ppf(0.975))
 
 
 class OutsideModel(ValueError):
@@ -36,8 +37,10 @@ def _boundary(row: pd.Series, d: float, n: float) -> tuple[float, float, float, 
     cov = np.array([[row[f"cov_{t}_{u}"] for u in TERMS] for t in TERMS], dtype=float)
     var = float(x @ cov @ x)
     sigma = float(row["sigma"])
-    dof = max(int(row["crossings"]) - len(TERMS) - 1, 1)  # sigma is estimated: Student's t for a new crossing
-    return float(x @ beta), Z95 * math.sqrt(var), float(t.ppf(0.975, dof)) * math.sqrt(var + sigma**2), sigma, var
+    # the law is fitted across lines (its covariance is the lines' jackknife): Student's t on the lines
+    dof = max(int(row["lines"]) - len(TERMS), 1)
+    quantile = float(t.ppf(0.975, dof))
+    return float(x @ beta), quantile * math.sqrt(var), quantile * math.sqrt(var + sigma**2), sigma, var
 
 
 def _side(signal_norm: float, log_star: float, sigma: float) -> float:
@@ -45,10 +48,11 @@ def _side(signal_norm: float, log_star: float, sigma: float) -> float:
 
 
 def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: int | None = None) -> dict:
-    """{"horizon": h, "regimes": {regime: (p, low, high)}, "boundaries": {name: (||mu||*, low,
-    high)}} at (d, n, ||mu||) after ``steps`` (default: the longest fitted horizon); a
-    boundary's (low, high) is the 95% interval of a new crossing at (d, n). Raises OutsideModel
-    where the model was not fitted."""
+    """{"horizon": h, "step_size", "lr", "steps", "time", "regimes": {regime: (p, low, high)},
+    "boundaries": {name: (||mu||*, low, high)}} at (d, n, ||mu||) after ``steps`` (default: the
+    longest fitted horizon): the lr and steps to train a run that checks the prediction (the
+    atlas's step size at this d), and a boundary's (low, high), the 95% interval of a new crossing
+    at (d, n). Raises OutsideModel where the model was not fitted."""
     if signal_norm <= 0:
         raise OutsideModel(f"--signal-norm {signal_norm:g}: must be > 0")
     horizons = sorted(model["horizon"].unique())
@@ -85,4 +89,18 @@ def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: 
         "benign": combine(lambda a, b: (1 - a) * b),
         "harmful": combine(lambda a, b: (1 - a) * (1 - b)),
     }
-    return {"horizon": int(horizon), "regimes": regimes, "boundaries": stars}
+    for name in at["boundary"]:  # the other boundaries fitted there (argmax, hard-max): their ||mu||* too
+        row = at[at["boundary"] == name].iloc[0]
+        if name not in stars and row["d_min"] <= d <= row["d_max"] and row["n_min"] <= n <= row["n_max"]:
+            log_star, _, half_new, _, _ = _boundary(row, d, n)
+            stars[name] = tuple(math.exp(log_star + shift) for shift in (0.0, -half_new, half_new))
+    return {"horizon": int(horizon), **_schedule(at.iloc[0], d, horizon), "regimes": regimes, "boundaries": stars}
+
+
+def _schedule(row: pd.Series, d: float, horizon: int) -> dict:
+    """The training the prediction holds for, as the atlas ran it: its step size, the lr that
+    gives it at d (lr = step_size / (sigma^2 d)), the steps and the normalised time."""
+    step, sigma = float(row.get("step_size", np.nan)), float(row.get("sigma_noise", 1.0))
+    if not np.isfinite(step):
+        return {"step_size": None, "lr": None, "steps": int(horizon), "time": None}
+    return {"step_size": step, "lr": step / (sigma**2 * d), "steps": int(horizon), "time": step * horizon}

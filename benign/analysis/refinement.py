@@ -1,11 +1,20 @@
-"""Refinement of the atlas around its transitions (docs/regimes.md#refinement).
+"""Refinement of the atlas around its transitions, and the step-convergence runs
+(docs/regimes.md#refinement, docs/regimes.md#step-convergence).
 
-The coarse atlas samples ||mu|| on a factor-sqrt(2) grid. After it has run, each (d, n) line is
-refined around each transition of each boundary: where the seeds' mean label crosses 1/2
-between two neighbouring coarse norms, ``points`` geometric norms are added between them, every
-seed of the line trained there to the refinement horizon. With a factor sqrt(2) and 3 points the
-line is then sampled at a factor 2^(1/8) around its transition. New runs are new jobs, planned
-from the coarse results (a Snakemake checkpoint), so a rerun plans the same jobs.
+The coarse atlas samples ||mu|| on a factor grid with a few seeds. After it has run, each (d, n)
+line gets a window around each transition of each boundary at each horizon it reaches: the two
+neighbouring coarse norms between which the seeds' mean label crosses 1/2, and ``points``
+geometric norms between them, shifted by a fraction of a step that differs between seeds (the
+seeds' brackets are staggered, so that together they place the line's crossing finer than one
+seed's bracket). Every refinement seed is trained at every norm of the line's windows at its
+offset (the coarse seeds at the new norms only), to the line's length: the seeds that make a
+crossing an independent unit are added where the crossings are. A new seed whose crossing falls
+outside a window is censored at the window's end, never dropped.
+
+The step-convergence runs repeat the windows of the longest horizon for a few seeds at the step
+divided by ``factor`` and ``factor`` times the steps: the same normalised time, finer steps. New
+runs are new jobs, planned from the coarse results (a Snakemake checkpoint), so a rerun plans the
+same jobs.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from benign.synthetic import spec
 
 # label column, negated: of each boundary the regime-boundaries table fits
 SIDES = {name: (column, negate) for name, column, negate, *_ in BOUNDARIES}
-RUN_FIELDS = tuple(k for k in spec.NUMBERS if k not in ("signal_norm", "steps"))  # a run of the line, at any norm
+RUN_FIELDS = tuple(k for k in spec.NUMBERS if k not in ("signal_norm", "steps", "seed"))  # the line's, at any norm
 
 
 def crossings(norms: np.ndarray, mean_side: np.ndarray) -> list[tuple[float, float]]:
@@ -29,40 +38,95 @@ def crossings(norms: np.ndarray, mean_side: np.ndarray) -> list[tuple[float, flo
     return [(float(norms[i]), float(norms[i + 1])) for i in range(len(norms) - 1) if above[i] != above[i + 1]]
 
 
-def refinement_norms(runs: pd.DataFrame, labels: pd.DataFrame, points: int) -> pd.DataFrame:
-    """(d, n, signal_norm) of the norms to add: ``points`` geometric norms inside each crossing
-    of each boundary on each (d, n) line, norms already run left out."""
+def windows(runs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """(d, n, boundary, horizon, low, high): each crossing of each boundary's mean label on each
+    (d, n) line at each horizon of ``labels``, between two neighbouring norms of ``runs``."""
     cells = labels.merge(runs[["run_id", "d", "n", "signal_norm"]], on="run_id")
-    rows = set()
-    for column, negate in SIDES.values():
+    rows = []
+    for name, (column, negate) in SIDES.items():
         side = ~cells[column].astype(bool) if negate else cells[column].astype(bool)
-        mean = cells.assign(side=side).groupby(["d", "n", "signal_norm"])["side"].mean().reset_index()
-        for (d, n), line in mean.groupby(["d", "n"]):
-            have = set(np.round(line["signal_norm"].to_numpy(float), 6))
+        mean = cells.assign(side=side).groupby(["horizon", "d", "n", "signal_norm"])["side"].mean().reset_index()
+        for (horizon, d, n), line in mean.groupby(["horizon", "d", "n"]):
             for low, high in crossings(line["signal_norm"].to_numpy(float), line["side"].to_numpy(float)):
-                for j in range(1, points + 1):
-                    norm = round(float(low * (high / low) ** (j / (points + 1))), 6)
-                    if norm not in have:
-                        rows.add((int(d), int(n), norm))
-    return pd.DataFrame(sorted(rows), columns=["d", "n", "signal_norm"])
+                rows.append({"d": int(d), "n": int(n), "boundary": name, "horizon": int(horizon), "low": low,
+                             "high": high})  # fmt: skip
+    return pd.DataFrame(rows, columns=["d", "n", "boundary", "horizon", "low", "high"])
 
 
-def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, points: int, log_points: int,
+def window_norms(low: float, high: float, points: int, offset: float = 0.0) -> list[float]:
+    """A window's norms: its two ends and ``points`` + 1 geometric steps between them, the
+    interior shifted up by ``offset`` (in [0, 1)) of a step: seeds with different offsets bracket
+    a crossing at staggered norms, so that together they place a line's crossing within a
+    fraction of one seed's bracket (docs/regimes.md#refinement)."""
+    step = (high / low) ** (1 / (points + 1))
+    inner = [low * step ** (j + offset) for j in range(points + 1)]
+    return sorted({round(float(v), 6) for v in (low, *inner, high)})
+
+
+def offsets(seeds) -> dict[int, float]:
+    """{seed: its offset}: the seeds, sorted, spread evenly over [0, 1), the first at 0 (the
+    coarse grid's)."""
+    ordered = sorted({int(s) for s in seeds})
+    return {s: k / len(ordered) for k, s in enumerate(ordered)}
+
+
+def _line_norms(found: pd.DataFrame, points: int, offset: float) -> dict[tuple[int, int], list[float]]:
+    """{(d, n): the sorted norms of every window of the line, at one seed's ``offset``}."""
+    out: dict[tuple[int, int], set] = {}
+    for w in found.itertuples():
+        out.setdefault((w.d, w.n), set()).update(window_norms(w.low, w.high, points, offset))
+    return {line: sorted(norms) for line, norms in out.items()}
+
+
+def _coarse(runs: pd.DataFrame, curves: pd.DataFrame, horizons, criteria: Criteria):
+    """The ok coarse runs, each once, and their labels at each horizon that some of them reach."""
+    runs = runs[runs["status"] == "ok"].drop_duplicates("run_id")
+    reached = [h for h in horizons if (runs["steps"] >= h).any()]
+    return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], reached, criteria)
+
+
+def _new_run(line: pd.Series, **values) -> dict:
+    return {**{k: _plain(line[k]) for k in RUN_FIELDS}, "log_every": 0, **values}
+
+
+def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizons, points: int, seeds, log_points: int,
                     criteria: Criteria, setting: str) -> list[dict]:  # fmt: skip
-    """The refinement's runs (plain dicts, for the planner's jobs): labels at ``horizon`` of the
-    coarse ``runs`` (ok, each once), new norms by :func:`refinement_norms`, every seed of the
-    line, trained to ``horizon`` with ``log_points`` log-spaced logged steps."""
-    runs = runs[(runs["status"] == "ok") & (runs["steps"] >= horizon)].drop_duplicates("run_id")
-    labels = regimes_at(curves[curves["run_id"].isin(runs["run_id"])], [horizon], criteria)
-    norms = refinement_norms(runs, labels, points)
+    """The refinement's runs (plain dicts, for the planner's jobs): the windows of the coarse
+    ``runs`` at every horizon a line reaches; every seed of ``seeds`` and of the line at every
+    window norm it has not run, trained to the line's length with ``log_points`` log-spaced
+    logged steps."""
+    runs, labels = _coarse(runs, curves, horizons, criteria)
+    found = windows(runs, labels)
+    every = sorted({*map(int, seeds), *map(int, runs["seed"])})
     out = []
-    for (d, n), new in norms.groupby(["d", "n"]):
-        line = runs[(runs["d"] == d) & (runs["n"] == n)].drop_duplicates("seed").sort_values("seed")
-        for _, run in line.iterrows():
-            base = {k: _plain(run[k]) for k in RUN_FIELDS}
-            out += [{**base, "signal_norm": float(norm), "steps": int(horizon), "setting": setting,
-                     "sweeps": [setting], "log_every": 0, "log_points": int(log_points)}
-                    for norm in new["signal_norm"]]  # fmt: skip
+    for seed, offset in offsets(every).items():
+        for (d, n), line_norms in _line_norms(found, points, offset).items():
+            line = runs[(runs["d"] == d) & (runs["n"] == n)]
+            have = {(int(r.seed), round(float(r.signal_norm), 6)) for r in line.itertuples()}
+            first, steps = line.iloc[0], int(line["steps"].max())
+            out += [_new_run(first, seed=seed, signal_norm=norm, steps=steps, setting=setting, sweeps=[setting],
+                             log_points=int(log_points))
+                    for norm in line_norms if (seed, norm) not in have]  # fmt: skip
+    return out
+
+
+def convergence_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, points: int, seeds, refined,
+                     factor: int, log_points: int, criteria: Criteria, setting: str) -> list[dict]:  # fmt: skip
+    """The step-convergence runs: for each of ``seeds``, on each line, the norms the refinement
+    trains it at in the line's windows at ``horizon`` (:func:`refinement_runs` with the seeds
+    ``refined``, whose offsets it takes), at the step divided by ``factor`` for ``factor`` times
+    ``horizon`` steps: the normalised time of ``horizon``."""
+    runs, labels = _coarse(runs, curves, [horizon], criteria)
+    found = windows(runs, labels)
+    spread = offsets({*map(int, refined), *map(int, runs["seed"])})
+    out = []
+    for seed in map(int, seeds):
+        for (d, n), line_norms in _line_norms(found, points, spread[seed]).items():
+            first = runs[(runs["d"] == d) & (runs["n"] == n)].iloc[0]
+            step = {"step_size": float(first["step_size"]) / factor} if _plain(first["step_size"]) else {}
+            out += [_new_run(first, seed=seed, signal_norm=norm, steps=int(horizon * factor), setting=setting,
+                             sweeps=[setting], log_points=int(log_points), lr=float(first["lr"]) / factor, **step)
+                    for norm in line_norms]  # fmt: skip
     return out
 
 

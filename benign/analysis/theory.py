@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from benign.analysis.convergence import step_convergence
 from benign.synthetic.clock import g
 from benign.synthetic.spec import snr
 
@@ -65,8 +66,9 @@ class Criteria:
 
     fit_threshold: float  # fraction of flipped labels fitted: overfitting at or above it
     loss_threshold: float  # normalised test loss r: attention selects at or below it
-    rate_threshold: float  # test selection rate: selects at or above it (models without r)
+    rate_threshold: float  # test selection rate: selects at or above it (models without r; the argmax label)
     head_acc_threshold: float  # the fixed head's test accuracy (the secondary label)
+    hardmax_threshold: float  # the hard-max readout's test error: it generalizes at or below it
 
 
 def overfits(train_acc_noisy, criteria: Criteria) -> np.ndarray:
@@ -89,6 +91,13 @@ def selects_argmax(test_sel_relevant, criteria: Criteria) -> np.ndarray:
     of the test samples: the direction of attention, not its size (docs/regimes.md#labels), so it
     settles long before r does."""
     return np.asarray(test_sel_relevant, dtype=float) >= criteria.rate_threshold - TOLERANCE
+
+
+def selects_hardmax(test_err_hardmax, criteria: Criteria) -> np.ndarray:
+    """Whether the hard-max readout (each test sample reads its most-attended token only) has a
+    test error at most ``hardmax_threshold``: the error the run heads for once its softmax
+    saturates, the theorem's long-time test error (NaN, a model without a fixed head: False)."""
+    return np.asarray(test_err_hardmax, dtype=float) <= criteria.hardmax_threshold + TOLERANCE
 
 
 def _series(values: np.ndarray, like, name: str):
@@ -151,8 +160,9 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria) -> pd.DataFra
     """Each run's regime at each horizon, read from its logged curve: the label of its last
     logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
     run_id, horizon, step (the logged step used), regime and the binary labels the
-    boundaries are fitted to: ``overfits``, ``selects`` and ``selects_argmax``; a horizon before a run's first logged
-    step, or past its last, is left out."""
+    boundaries are fitted to: ``overfits``, ``selects``, ``selects_argmax`` and ``selects_hardmax``, with the
+    values behind them, ``r`` and ``err_hardmax``; a horizon before a run's first logged step, or
+    past its last, is left out."""
     curves = curves.sort_values(["run_id", "step"])
     last_step = curves.groupby("run_id")["step"].max()
     rows = []
@@ -169,6 +179,9 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria) -> pd.DataFra
                     "overfits": overfits(last["train_acc_noisy"], criteria),
                     "selects": selects(last["test_loss_normalised"], last["test_sel_relevant"], criteria),
                     "selects_argmax": selects_argmax(last["test_sel_relevant"], criteria),
+                    "selects_hardmax": selects_hardmax(last["test_err_hardmax"], criteria),
+                    "r": last["test_loss_normalised"].to_numpy(float),
+                    "err_hardmax": last["test_err_hardmax"].to_numpy(float),
                 }
             )
         )
@@ -190,14 +203,21 @@ def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
     return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, criteria)
 
 
-def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, regime: dict) -> dict:
+def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, regime: dict,
+               convergence: dict | None = None) -> dict:  # fmt: skip
     """What the atlas's artifacts read (benign.config.artifacts): its ok runs, each once, their
-    labels at each horizon, the criteria they were labelled by (``synthetic.regime``), and
-    their curves."""
+    labels at each horizon, the criteria they were labelled by (``synthetic.regime``), their
+    curves, and the step check of the longest horizon (benign.analysis.convergence.step_convergence;
+    ``convergence``: {"setting": the check's runs, "factor": the step's divisor}, or None)."""
     criteria = Criteria(**regime)
-    runs, labels = atlas_labels(runs, curves, settings, horizons, criteria)
-    curves = curves[curves["run_id"].isin(runs["run_id"])]
-    return {"runs": runs, "labels": labels, "criteria": criteria, "curves": curves}
+    atlas, labels = atlas_labels(runs, curves, settings, horizons, criteria)
+    checked = pd.DataFrame()
+    if convergence:
+        longest, factor = max(horizons), convergence["factor"]
+        found, found_labels = atlas_labels(runs, curves, [convergence["setting"]], [longest * factor], criteria)
+        checked = step_convergence(atlas, labels, found, found_labels, longest, factor)
+    curves = curves[curves["run_id"].isin(atlas["run_id"])]
+    return {"runs": atlas, "labels": labels, "criteria": criteria, "curves": curves, "convergence": checked}
 
 
 def sweeps_view(runs: pd.DataFrame, curves: pd.DataFrame, settings) -> dict:

@@ -41,6 +41,7 @@ CONDITIONS = {
     "heatmap": "a sweep named heatmap (per model)",
     "boundary_fits": "synthetic.boundary_fits",
     "delay_scan": "the token sweep delay_scan",
+    "one_step": "the token sweep one_step",
     "max_margin": "max_margin",
     "real": "real.use",
 }
@@ -108,6 +109,11 @@ class Artifact:
 
         return registry.MODELS[model].artifact_prefix + self.name
 
+    @property
+    def key(self) -> str:
+        """Its key in :data:`ARTIFACTS`, "<kind>/<name>": a table and a figure may share a name."""
+        return f"{self.kind}/{self.name}"
+
     def rule(self, model: str | None = None) -> str:
         """The name of the rule that draws it: figure_<stem> or table_<stem>, "." as "_"."""
         return f"{self.kind}_{self.stem(model)}".replace(".", "_")
@@ -136,7 +142,7 @@ def atlas(*gives: str) -> View:
     and the runs' curves)."""
     return View("benign.analysis.theory:atlas_view", reads=("runs", "curves"), gives=gives,
                 params={"settings": "@atlas_settings", "horizons": "synthetic.boundary_fits.horizons",
-                        "regime": "synthetic.regime"})  # fmt: skip
+                        "regime": "synthetic.regime", "convergence": "@convergence"})  # fmt: skip
 
 
 SWEEPS = View("benign.analysis.theory:sweeps_view", reads=("runs", "curves"), gives=("runs", "curves"),
@@ -152,7 +158,7 @@ REAL_TABLE = dict(section="Real data", when="real", caption="real_table", functi
                             params={"grid": "real.grid"}))  # fmt: skip
 
 ARTIFACTS = {
-    a.name: a
+    a.key: a
     for a in (
         Artifact("token_projection", "figure", "Figure 1", "token projection under a hand-set query", "Synthetic",
                  function="benign.figures.projection:token_projection", inputs={"points": "points"},
@@ -174,12 +180,21 @@ ARTIFACTS = {
                  "regime", "Tables", function="benign.tables.synthetic:synthetic_regimes",
                  inputs={"runs": "runs@all", "curves": "curves@all"},
                  params={"criteria": "synthetic.regime", "horizons": "synthetic.regimes_table.horizons"}),
+        Artifact("step_convergence", "table", "Theorem 4.1", "the step check: the atlas's crossings at the step "
+                 "halved and the steps doubled, per boundary and d, with the verdict", "Tables", when="boundary_fits",
+                 function="benign.tables.step_convergence:step_convergence", inputs=FITTED,
+                 view=atlas("convergence")),
         Artifact("regime_boundaries", "table", "Theorem 4.1", "regime boundaries: one fit per boundary and horizon "
                  "over the atlas, beside the theory's exponents", function="benign.tables.boundaries:regime_boundaries",
-                 view=atlas("runs", "labels", "criteria"), **ATLAS_TABLE),
+                 view=atlas("runs", "labels", "criteria", "convergence"),
+                 **{**ATLAS_TABLE, "params": {**ATLAS_TABLE["params"], "margin": "synthetic.boundary_fits.margin"}}),
         Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
-                 "reads", function="benign.tables.boundaries:regime_model", view=atlas("runs", "labels"),
+                 "reads", function="benign.tables.boundaries:regime_model", view=atlas("runs", "labels", "convergence"),
                  **ATLAS_TABLE),
+        Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
+                 "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
+                 function="benign.tables.one_step:one_step_regime", inputs={"runs": "runs@token"},
+                 params={"sweep": "@one_step", "criteria": "synthetic.regime"}),
         Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
                  "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
                  function="benign.tables.gap_dynamics:gap_dynamics", inputs=FITTED,
@@ -192,6 +207,14 @@ ARTIFACTS = {
                  "the theory's boundaries", "Synthetic", when="boundary_fits",
                  function="benign.figures.atlas:regime_map", inputs={**FITTED, "fits": "fits"},
                  view=atlas("runs", "labels")),
+        Artifact("step_convergence", "figure", "Theorem 4.1", "the step check: each boundary's crossing shift "
+                 "per d when the step is halved, beside the crossings' own resolution", "Synthetic",
+                 when="boundary_fits", function="benign.figures.atlas:step_convergence", inputs={**FITTED},
+                 view=atlas("convergence"), caption="step_convergence_figure"),
+        Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
+                 "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
+                 function="benign.figures.one_step:one_step_regime", inputs={"runs": "runs@token"},
+                 params={"sweep": "@one_step", "criteria": "synthetic.regime"}, caption="one_step_regime_figure"),
         Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
                  "theory's", "Synthetic", when="boundary_fits", function="benign.figures.atlas:boundary_scaling",
                  inputs={"fits": "fits"}),
@@ -415,7 +438,7 @@ def artifact_problems(a: Artifact, constants=None, root: Path = ROOT) -> list[st
 def problems(artifacts=None, constants=None, root: Path = ROOT) -> list[str]:
     """Every entry's problems (:func:`artifact_problems`), each after its name."""
     return [
-        f"{a.name}: {p}"
+        f"{a.name} ({a.kind}): {p}"
         for a in (ARTIFACTS.values() if artifacts is None else artifacts)
         for p in artifact_problems(a, constants, root)
     ]

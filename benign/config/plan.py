@@ -77,13 +77,16 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
             )
             if "engine" in run:  # runs that never name one keep their params (and their jobs) as they were
                 run["engine"] = spec.resolve_engine(run)
+            if run.get("step_size") is not None:  # the lr the run trains at (benign.synthetic.spec.RunSpec)
+                run["lr"] = spec.lr_for(run["step_size"], run["sigma"], run["d"])
         jobs.update(resources.pack(runs, prefix, per_job, cluster))
     return jobs
 
 
 def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     """The runs of a named sweep: every combination of its axes' values (docs/regimes.md#sweeps)
-    but those its ``exclude`` lists, for every seed, on the sweep's fixed values, horizon and logging."""
+    but those its ``exclude`` lists and those whose SNR is outside its ``snr_range``, for every
+    seed, on the sweep's fixed values, horizon and logging."""
     where = f"config key synthetic.{model}.sweeps.{name}"
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     steps = sweep.get("steps", base["steps"])
@@ -91,12 +94,15 @@ def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name, "sweeps": [name],
              "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
     cells = [dict(zip(axes, values)) for values in product(*axes.values())]
-    return [
-        {**fixed, **cell, "seed": seed}
-        for cell in cells
-        if not excluded(cell, sweep.get("exclude", []))
-        for seed in sweep["seeds"]
-    ]
+    runs = [{**fixed, **cell} for cell in cells if not excluded(cell, sweep.get("exclude", []))]
+    if "snr_range" in sweep:
+        low, high = sweep["snr_range"]
+        runs = [
+            run
+            for run in runs
+            if low * (1 - 1e-9) <= spec.snr(run["signal_norm"], run["sigma"], run["d"]) <= high * (1 + 1e-9)
+        ]
+    return [{**run, "seed": seed} for run in runs for seed in sweep["seeds"]]
 
 
 LENGTH = ("steps", "log_every", "log_points")  # how long a run trains and what it logs: not what it is

@@ -35,8 +35,9 @@ HEADER = (
     "# edit those, not this file.\n"
 )
 RUN = "#/$defs/run/properties/"  # a run parameter's schema, by name
-# parameters a run may leave unset: engine (explicit then), a model's own run keys (other models)
-OPTIONAL = ("engine", *spec.MODEL_KEYS)
+# parameters a run may leave unset: engine (explicit then), the step size (lr then), a model's own
+# run keys (other models)
+OPTIONAL = ("engine", "step_size", *spec.MODEL_KEYS)
 
 
 def generate() -> dict:

@@ -272,6 +272,8 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
             values = grid(sweep["axes"][key], f"{where}.axes.{key}")
             if not any(_same(value, v) for v in values):
                 raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({values})")
+    if "snr_range" in sweep and not sweep["snr_range"][0] < sweep["snr_range"][1]:
+        raise ConfigError(f"{where}.snr_range = {sweep['snr_range']!r}: its low end must be below its high end")
     for key in ("log_points", "log_every"):
         if sweep.get(key, 0) > steps:
             raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")
@@ -279,7 +281,8 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
 
 def check_boundary_fits(cfg: dict) -> None:
     """Refuse boundary fits over a model or sweeps the config does not train, at a horizon no
-    fitted sweep reaches, or a refinement of a sweep that is not fitted or past its length."""
+    fitted sweep reaches, a refinement of a sweep that is not fitted, or a convergence check of
+    seeds the refinement does not train."""
     fits = cfg["synthetic"].get("boundary_fits")
     if not fits:
         return
@@ -301,16 +304,19 @@ def check_boundary_fits(cfg: dict) -> None:
                 f"{where}.horizons: {horizon} is past every fitted sweep's steps "
                 f"({', '.join(f'{k} {v}' for k, v in lengths.items())})"
             )
-    refine = fits.get("refine")
-    if refine:
-        if refine["sweep"] not in lengths:
+    refine, convergence = fits.get("refine"), fits.get("convergence")
+    if refine and refine["sweep"] not in lengths:
+        raise ConfigError(
+            f"{where}.refine.sweep = {refine['sweep']!r}: not one of the fitted sweeps {fits['sweeps']!r}"
+        )
+    if convergence:
+        if not refine:
+            raise ConfigError(f"{where}.convergence: compares the refined windows; set {where}.refine too")
+        seeds = {*refine["seeds"], *sweeps[refine["sweep"]]["seeds"]}
+        if missing := [s for s in convergence["seeds"] if s not in seeds]:
             raise ConfigError(
-                f"{where}.refine.sweep = {refine['sweep']!r}: not one of the fitted sweeps {fits['sweeps']!r}"
-            )
-        if refine["horizon"] > lengths[refine["sweep"]]:
-            raise ConfigError(
-                f"{where}.refine.horizon = {refine['horizon']}: past the {lengths[refine['sweep']]} steps of sweep "
-                f"{refine['sweep']!r}"
+                f"{where}.convergence.seeds = {convergence['seeds']!r}: {missing} are not refined "
+                f"(refine.seeds and the sweep's seeds: {sorted(seeds)})"
             )
 
 

@@ -19,6 +19,8 @@ from benign.figures.style import NORM, REGIME_COLOURS, STYLE, PathLike, figure_l
 BOUNDARY_COLOURS = {
     "not overfitting": REGIME_COLOURS["not_overfitting"],
     "selection (harmful below)": REGIME_COLOURS["harmful"],
+    "argmax selection": "tab:purple",
+    "hard-max selection": "tab:brown",
 }
 
 
@@ -60,18 +62,21 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
                         fontsize=8, color="0.4")  # fmt: skip
                 continue
             d_line = np.geomspace(at["d"].min(), at["d"].max(), 60)
-            skipped = []
+            skipped, dropped = [], []
             for _, row in fits[(fits["horizon"] == horizon) & fits["boundary"].isin(DRAWN)].iterrows():
-                if not (row["beats_base"] is True or row["beats_base"] == "True") or not np.isfinite(row["c"]):
+                if row["left_out_d"] != "none":
+                    dropped.append(f"{row['boundary']}: {row['left_out_d']}")
+                if row["out_of_sample"] != "beats the base rate" or not np.isfinite(row["c"]):
                     skipped.append(row["boundary"])
                     continue
                 fitted, theory = _law_curves(row, d_line, n)
                 ax.plot(d_line, fitted, color=BOUNDARY_COLOURS[row["boundary"]], lw=1.6)
                 if np.isfinite(theory).all():
                     ax.plot(d_line, theory, color=BOUNDARY_COLOURS[row["boundary"]], lw=1.1, ls="--")
-            if skipped:
-                ax.text(0.03, 0.03, "not drawn, no better than the\nbase rate held out: " + ", ".join(skipped),
-                        transform=ax.transAxes, fontsize=6, color="0.3", va="bottom")  # fmt: skip
+            notes = (["not drawn, not better than the\nbase rate held out: " + ", ".join(skipped)] if skipped else []) + (
+                ["left out by the step check: " + "; ".join(dropped)] if dropped else [])  # fmt: skip
+            if notes:
+                ax.text(0.03, 0.03, "\n".join(notes), transform=ax.transAxes, fontsize=6, color="0.3", va="bottom")
             if i == len(horizons) - 1:
                 ax.set_xlabel("token dimension d")
             if j == 0:
@@ -87,6 +92,44 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
     save(fig, stem, note)
 
 
+@plt.rc_context(STYLE)
+def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> None:
+    """Per boundary: the mean shift of the crossings in log ||mu|| when the step is divided by the
+    check's factor (the same normalised time), with its 95% interval, against d, beside the band
+    of plus or minus the crossings' own resolution. A point whose
+    interval leaves the band marks a d the fits leave out (benign.analysis.convergence)."""
+    names = list(dict.fromkeys(convergence["boundary"])) if len(convergence) else []
+    fig, axes = plt.subplots(1, max(len(names), 1), figsize=(3.4 * max(len(names), 1), 3.0), squeeze=False,
+                             sharey=True, layout="constrained")  # fmt: skip
+    for ax, name in zip(axes[0], names):
+        rows = convergence[convergence["boundary"] == name].sort_values("d")
+        d, shift = rows["d"].to_numpy(float), rows["shift"].to_numpy(float)
+        low, high = rows["shift_low"].to_numpy(float), rows["shift_high"].to_numpy(float)
+        margin = rows["margin"].to_numpy(float)
+        ok = np.isfinite(shift)
+        ax.fill_between(d, -margin, margin, color="0.9", step="mid", label="± the lines' resolution")
+        converged = rows["verdict"].to_numpy() == "converged"
+        for keep, colour, marker, label in ((converged, BOUNDARY_COLOURS.get(name, "0.2"), "o", "converged"),
+                                            (~converged, "black", "x", "left out of the fits")):  # fmt: skip
+            sel = ok & keep
+            ax.errorbar(d[sel], shift[sel], yerr=[shift[sel] - low[sel], high[sel] - shift[sel]], fmt=marker, ms=5,
+                        capsize=2, color=colour, label=label)  # fmt: skip
+        for x, verdict in zip(d[~ok], rows["verdict"].to_numpy()[~ok]):
+            ax.annotate(f"{verdict}:\ntoo few pairs", (x, 0), fontsize=6, color="0.3", ha="center")
+        ax.axhline(0, color="0.5", lw=0.7)
+        ax.set_xscale("log")
+        ax.set_xlim(d.min() / 2, d.max() * 2)
+        ax.set_xlabel("token dimension d")
+        ax.set_title(name, fontsize=9)
+        ax.legend(fontsize=6, loc="best")
+    axes[0, 0].set_ylabel(f"shift of log {NORM}* (finer step)")
+    factor = int(convergence["factor"].iloc[0]) if len(convergence) else 2
+    note = (f"the same (d, n, seed) lines at the step divided by {factor} for {factor} times the steps, read at the "
+            "same normalised time as the atlas's longest horizon; bars: 95% intervals of the mean shift over the "
+            "pairs; grey: the crossings' own resolution; results/tables/step_convergence")  # fmt: skip
+    save(fig, stem, note)
+
+
 def _or0(value) -> float:
     return float(value) if np.isfinite(value) else 0.0
 
@@ -95,7 +138,7 @@ def _decades(fits: pd.DataFrame) -> list[tuple[str, float, float]]:
     """The decade-slope columns of the table, with each decade's ends in d."""
     out = []
     for column in fits.columns:
-        if column.startswith("a[") and not column.endswith(("_low", "_high")):
+        if column.startswith("a[") and column.endswith("]"):
             k0, k1 = (float(v) for v in column[2:-1].split(","))
             out.append((column, k0, k1))
     return sorted(out, key=lambda item: item[1])
@@ -129,6 +172,8 @@ def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
             rows["theory_a"].iloc[0], color="0.3", ls="--", lw=1.0, label=f"theory: {rows['theory_a'].iloc[0]:g}"
         )
         ax.set_xscale("log")
+        if decades:  # the decades' span, also where no slope of a boundary could be fitted
+            ax.set_xlim(decades[0][1], decades[-1][2])
         ax.set_xlabel("d (centre of the decade)")
         ax.set_title(f"{boundary}: slope per decade of d", fontsize=9)
         ax.legend(fontsize=6, loc="best")
@@ -145,11 +190,12 @@ def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
             ax.axhline(value, color="0.3", ls="--", lw=1.0, label=f"theory: {value:g}" if theory else "product form: 0")
             ax.axhline(0, color="0.8", lw=0.6)
             ax.set_xscale("log")
+            ax.set_xlim(min(horizons) / 1.5, max(horizons) * 1.5)
             ax.set_ylim(-span, span)
             ax.set_title(f"{boundary}: {label}, law (i)", fontsize=9)
             ax.legend(fontsize=7, loc="best")
             if i == len(boundaries) - 1:
-                ax.set_xlabel("horizon (gradient steps)")
+                ax.set_xlabel("horizon (gradient steps; time = step size x steps)")
     note = ("crossings of each (d, n, seed) line fitted by interval-censored maximum likelihood; bars 95% intervals; "
             "left: law (iii), one slope per decade of d; right: law (i) c d^a n^b (e: a log d log n term added); "
             "results/tables/regime_boundaries")  # fmt: skip

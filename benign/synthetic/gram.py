@@ -41,8 +41,12 @@ def dimension(n: int, T: int) -> int:
     return gram_min_d(n, T)
 
 
-def _rng(seed: int, stream: str) -> np.random.Generator:
-    return np.random.default_rng(derived_seed(seed, stream))
+def _rng(seed: int, stream: str, d: int, n: int, T: int) -> np.random.Generator:
+    """The generator of one stream of one line: (seed, d, n, T) together name the draw, so the
+    lines of one seed at different d or n are independent (their crossings are independent
+    units: docs/regimes.md#crossings); the runs along one line, which differ in ||mu||, rho,
+    eta or lr only, share it."""
+    return np.random.default_rng(derived_seed(seed, f"{stream}/d{d}/n{n}/T{T}"))
 
 
 def bartlett_upper(m: int, dof: int, rng: np.random.Generator) -> np.ndarray:
@@ -62,11 +66,11 @@ def noise(n: int, T: int, d: int, sigma: float, n_test: int, seed: int) -> tuple
     N, D = n * T, dimension(n, T)
     if d < D:
         raise ValueError(f"the Gram engine needs d >= 2(nT + 2) = {D} (n = {n}, T = {T}), got d = {d}")
-    rng = _rng(seed, "gram_noise")
+    rng = _rng(seed, "gram_noise", d, n, T)
     train = np.zeros((N, D))
     train[:, :2] = rng.standard_normal((N, 2))
     train[:, 2 : N + 2] = bartlett_upper(N, d - 2, rng).T  # lower triangular: token i spans phi_3..phi_{i+3}
-    test = _rng(seed, "gram_noise_test").standard_normal((n_test * T, D))
+    test = _rng(seed, "gram_noise_test", d, n, T).standard_normal((n_test * T, D))
     as_tensor = lambda a, rows: torch.from_numpy(sigma * a).reshape(rows, T, D)  # noqa: E731
     return as_tensor(train, n), as_tensor(test, n_test)
 
@@ -75,7 +79,7 @@ def init_W(d: int, n: int, T: int, seed: int) -> torch.Tensor:
     """W0 as it acts on the span, (2m, m): [M^T; H] (module docstring), entries scaled by the
     standard deviation 1/sqrt(3d) of the paper's uniform W0."""
     m = n * T + 2
-    rng = _rng(seed, "gram_init")
+    rng = _rng(seed, "gram_init", d, n, T)
     M = bartlett_upper(m, d, rng)
     H = bartlett_upper(m, d - m, rng)
     return torch.from_numpy(np.vstack([M.T, H]) / math.sqrt(3 * d))

@@ -22,16 +22,19 @@ METRICS = [
     ("train_acc_clean", pa.float64()), ("train_acc_noisy", pa.float64()),
 ]
 # Which tokens attention selects (benign.synthetic.selection), per run and logged step: on the test set, the
-# fraction of samples whose most-attended token is the relevant one, the mean attention on it and
-# the normalised test loss r (1 uniform attention, 0 selection); the same on the clean training
-# samples, with their mean attention gap Lambda and mean g(Lambda + log T) (docs/regimes.md#dynamics);
+# fraction of samples whose most-attended token is the relevant one, the mean attention on it,
+# the normalised test loss r (1 uniform attention, 0 selection) and the test error of the hard-max
+# readout (each sample reads its most-attended token only; null without a fixed head); the same on the clean training
+# samples, with their mean attention gap Lambda and mean g(Lambda + log T) (docs/regimes.md#dynamics), and the
+# test samples' mean Lambda and g (no memorised noise of their own: the signal's part of the gap);
 # and the fraction of flipped training samples whose most-attended token is of each kind.
 SELECTION = [
     ("test_sel_relevant", pa.float64()), ("test_att_relevant", pa.float64()),
-    ("test_loss_normalised", pa.float64()),
+    ("test_loss_normalised", pa.float64()), ("test_err_hardmax", pa.float64()),
     ("train_clean_sel_relevant", pa.float64()), ("train_clean_att_relevant", pa.float64()),
     ("train_clean_loss_normalised", pa.float64()),
     ("train_clean_lambda", pa.float64()), ("train_clean_g", pa.float64()),
+    ("test_lambda", pa.float64()), ("test_g", pa.float64()),
     ("train_noisy_sel_relevant", pa.float64()), ("train_noisy_sel_weak_true", pa.float64()),
     ("train_noisy_sel_weak_opposite", pa.float64()), ("train_noisy_sel_irrelevant", pa.float64()),
 ]
@@ -47,6 +50,7 @@ ARROW = {
     "int": pa.int64(),
     "int | None": pa.int64(),
     "float": pa.float64(),
+    "float | None": pa.float64(),
     "str": pa.string(),
     "bool": pa.bool_(),
     "tuple": pa.list_(pa.string()),

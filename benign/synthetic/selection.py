@@ -67,6 +67,19 @@ def selection(att: torch.Tensor, T: int, mask: torch.Tensor | None = None) -> di
     return out
 
 
+def hardmax_error(att: torch.Tensor, values: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """The test error of the hard-max readout, per run (B,): each sample attends only to its
+    most-attended input token (uniformly to the tokens tied for the most, as under the uniform
+    attention of step 0), f = v of that token, and an error is y f <= 0. Training drives the
+    softmax towards its argmax, so this is the error the run heads for once its attention
+    saturates: the theorem's long-time test error (docs/regimes.md#labels). ``values`` (B, m,
+    T) are v_t = <x_t, nu>, ``y`` (B, m) or (m,) the labels."""
+    att = input_tokens(att, values.shape[-1])
+    top = (att == att.max(-1, keepdim=True).values).to(values.dtype)
+    f = (top * values).sum(-1) / top.sum(-1)
+    return _mean_over((y.expand(f.shape) * f <= 0).double(), None)
+
+
 def attention_gap(att: torch.Tensor, T: int) -> torch.Tensor:
     """Lambda of each row (B, m): the relevant token's logit minus the log-sum-exp of every other
     entry's, log a_0 - log(1 - a_0) from the softmax a (docs/regimes.md#dynamics). a_0 is held

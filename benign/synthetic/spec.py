@@ -23,6 +23,10 @@ ENGINE_HELP = (
     "matrices sampled exactly in law, Gaussian W0 of the same variance, cost free of d, needs "
     "d >= 2(nT + 2)) or auto (gram where d allows)"
 )
+STEP_SIZE_HELP = (
+    "the step in the units that make it free of d, lr sigma^2 d (docs/regimes.md#step-size); given, it sets lr = "
+    "step_size / (sigma^2 d); unset, lr is used as given"
+)
 GRID, RATES = "#/$defs/grid", "#/$defs/rates"  # a sweep axis's values (workflow/schemas/config.schema.yaml)
 POSNUM, POSINT = {"$ref": "#/$defs/posnum"}, {"$ref": "#/$defs/posint"}
 EVEN = {"type": "integer", "minimum": 2, "multipleOf": 2}
@@ -77,6 +81,7 @@ class RunSpec(DataSpec):
     model: str = param("token", "a model of benign.synthetic.registry", {"type": "string"}, batch=True)
     engine: str = param("explicit", ENGINE_HELP, {"enum": list(ENGINES)}, batch=True, fixed=True)
     lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
+    step_size: float | None = param(None, STEP_SIZE_HELP, POSNUM, fixed=True)
     steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
     mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True,
                                 model_key=True)  # fmt: skip
@@ -94,6 +99,8 @@ class RunSpec(DataSpec):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sweeps", tuple(self.sweeps) or (self.setting,))  # a list from JSON params
+        if self.step_size is not None:  # frozen: the lr it sets is what the run records
+            object.__setattr__(self, "lr", lr_for(self.step_size, self.sigma, self.d))
         if self.engine == "auto":  # frozen: the resolved engine is what the run records
             object.__setattr__(self, "engine", resolve_engine(dataclasses.asdict(self)))
         if self.engine not in registry.model(self.model).engines:
@@ -116,12 +123,19 @@ class RunSpec(DataSpec):
         key = {k: v for k, v in dataclasses.asdict(self).items() if k in NUMBERS}
         if key["engine"] == "explicit":
             del key["engine"]
+        if key["step_size"] is None:  # likewise: runs given by lr keep their ids
+            del key["step_size"]
         digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         engine = "" if self.engine == "explicit" else f"-{self.engine}"
         return f"{self.model}{engine}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
 
     def batch_key(self) -> tuple:
         return batch_key(dataclasses.asdict(self))
+
+    @property
+    def normalised_step(self) -> float:
+        """lr sigma^2 d, whether the run was given its step size or its lr."""
+        return self.lr * self.sigma**2 * self.d
 
 
 def gram_min_d(n: int, T: int) -> int:
@@ -137,6 +151,14 @@ def resolve_engine(run: dict) -> str:
         return engine
     has_gram = "gram" in registry.model(run["model"]).engines
     return "gram" if has_gram and run["d"] >= gram_min_d(run["n"], run["T"]) else "explicit"
+
+
+def lr_for(step_size: float, sigma: float, d: int) -> float:
+    """The learning rate of a normalised step: lr = step_size / (sigma^2 d). One step of gradient
+    descent moves a token's attention logit by about lr ||x||^2 / 3 times its gradient
+    (docs/regimes.md#step-size), and ||x||^2 is about sigma^2 d, so at a fixed step_size the
+    step in the logits does not grow with d."""
+    return step_size / (sigma**2 * d)
 
 
 def snr(signal_norm: float, sigma: float, d: int) -> float:
@@ -161,6 +183,7 @@ MODEL_KEYS = _names("model_key")  # some model's own run keys
 LOGGING = tuple(f.name for f in FIELDS if not f.metadata["numbers"])  # what changes no number
 INTEGERS = tuple(f.name for f in FIELDS if f.type in ("int", "int | None"))
 REALS = tuple(f.name for f in FIELDS if f.type == "float")
+OPTIONAL_REALS = tuple(f.name for f in FIELDS if f.type == "float | None")
 NUMERIC = tuple(c for c in COLUMNS if c in INTEGERS + REALS and c != "seed")  # what a figure's note states
 
 

@@ -108,8 +108,17 @@ def _step_metrics(model, T: int, refs: dict, f, att, ft, att_t) -> dict[str, np.
             tr["loss_clean"], refs["clean_loss_selected"], refs["clean_loss_uniform"]
         ),
     }  # fmt: skip
+    out["test_err_hardmax"] = (
+        selection.hardmax_error(att_t, model.head_values("test"), model.y_test)
+        if hasattr(model, "head_values")
+        else np.full(len(model.noisy), np.nan)
+    )
     gap = selection.gap_growth(att, T, ~model.noisy)
     out.update({"train_clean_lambda": gap["lambda"], "train_clean_g": gap["g"]})
+    test_gap = selection.gap_growth(
+        att_t, T
+    )  # the test samples' gap: the signal's part alone (docs/regimes.md#dynamics)
+    out.update({"test_lambda": test_gap["lambda"], "test_g": test_gap["g"]})
     out.update({f"train_noisy_sel_{kind}": noisy_sel[f"sel_{kind}"] for kind in selection.KINDS})
     return out
 
@@ -262,6 +271,7 @@ def _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device,
         m = final.loc[s.run_id]
         finite = bool(np.isfinite(m[["train_loss", "test_loss"]].to_numpy(dtype=float)).all())
         row = {k: v for k, v in dataclasses.asdict(s).items() if k in spec.COLUMNS}
+        row["step_size"] = s.step_size if s.step_size is not None else s.normalised_step  # lr sigma^2 d, always
         row.update(
             run_id=s.run_id,
             snr=s.snr,

@@ -10,55 +10,59 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import boundaries, crossings
-from benign.analysis.boundaries import BOUNDARIES
+from benign.analysis import convergence as convergence_mod
+from benign.analysis.boundaries import BOUNDARIES, side_labels
 from benign.analysis.theory import Criteria
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, _markdown_table, verdict, write
 
 COMPARED = ("power", "theory", "decades", "none")  # the laws compared (benign.analysis.crossings.LAWS)
 LAW_NAMES = {"power": "(i) c d^a n^b", "theory": "(ii) theory x (ln d)^gamma", "decades": "(iii) slope per decade",
              "none": "base (no law)"}  # fmt: skip
 
 
-def verdict(low: float, high: float, theory: float, beats_base: bool = True) -> str:
-    """Words that follow an interval and the fit's out-of-sample score: "fails out of sample"
-    where the fit predicts held-out lines no better than the base rate; "departs" where a closed
-    end excludes the theory's value (one end is enough); "agrees" where a closed interval holds
-    it (and, for a non-zero value, excludes 0, the law without that axis); else "cannot tell"."""
-    if not beats_base:
-        return "fails out of sample"
-    if (np.isfinite(low) and low > theory) or (np.isfinite(high) and high < theory):
-        return "departs"
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return "cannot tell"
-    if theory != 0 and low <= 0 <= high:
-        return "cannot tell"
-    return "agrees"
+def out_of_sample(gain: float, se: float) -> str:
+    """The held-out word of law (i) against the base rate, from its gain in log-likelihood per
+    crossing and that gain's standard error (clustered by line): "beats the base rate" where the
+    95% interval of the gain lies above 0, "worse than the base rate" below, "no clear difference"
+    otherwise."""
+    if not (np.isfinite(gain) and np.isfinite(se)):
+        return "not scored"
+    if gain - 1.959964 * se > 0:
+        return "beats the base rate"
+    if gain + 1.959964 * se < 0:
+        return "worse than the base rate"
+    return "no clear difference from the base rate"
 
 
-def side_labels(labels: pd.DataFrame, runs: pd.DataFrame, column: str, negate: bool) -> pd.DataFrame:
-    """The runs' (d, n, signal_norm, seed) with the boolean ``side`` of one boundary, per horizon."""
-    cells = labels.merge(runs[["run_id", "d", "n", "signal_norm", "seed"]], on="run_id")
-    side = cells[column].astype(bool)
-    return cells.assign(side=~side if negate else side)
+GRID = "set by the grid"  # the words of an interval whose width the brackets set (sigma at its floor)
 
 
 def _term(row: dict, name: str, fit: crossings.CrossingFit | None, term: str, transform=None) -> None:
+    """A term's estimate and interval (``transform``ed), its half-width from the grid alone and
+    whether the grid sets it: its interval no wider than what a line known only to its
+    resolution allows (benign.analysis.crossings.CrossingFit.grid)."""
     value, (low, high) = (
         (fit.estimates[term], fit.intervals[term]) if fit and term in fit.estimates else (np.nan, (np.nan, np.nan))
     )
     f = transform or (lambda v: v)
     row[name], row[f"{name}_low"], row[f"{name}_high"] = f(value), f(low), f(high)
+    grid = fit.grid.get(term, np.nan) if fit else np.nan
+    row[f"{name}_grid"] = grid
+    row[f"{name}_grid_set"] = bool(np.isfinite(value) and np.isfinite(grid) and (high - low) / 2 <= grid)
 
 
 def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, theory_b: float, fixed: dict,
-                 k_max: float, knots: tuple) -> dict:  # fmt: skip
-    """One boundary at one horizon: its crossings, the laws' fits and comparison, the decades'
-    slopes, the verdicts and the run-level logistic fit's steepness."""
+                 k_max: float, knots: tuple, margin: float) -> dict:  # fmt: skip
+    """One boundary at one horizon: its crossings, the laws' fits, their held-out scores against
+    the base rate, the decades' slopes, the words with ``margin`` and the run-level logistic
+    fit's steepness."""
     cr = crossings.crossings(cells)
+    seeds = cr.groupby(["d", "n"])["seed"].nunique()
     row = {"boundary": name, "horizon": int(horizon), "runs": len(cells), "lines": cells.groupby(["d", "n"]).ngroups,
-           "seeds": cells["seed"].nunique(), "crossings": len(cr), "bracketed": int((cr["censored"] == "").sum()),
+           "seeds": cells["seed"].nunique(), "seeds_per_line_min": int(seeds.min()) if len(seeds) else 0,
+           "crossings": len(cr), "bracketed": int((cr["censored"] == "").sum()),
            "censored_left": int((cr["censored"] == "left").sum()), "censored_right": int((cr["censored"] == "right").sum()),
-           "multiple": int((cr["changes"] > 1).sum()), "theory_a": theory_a, "theory_b": theory_b}  # fmt: skip
+           "multiple": int((cr["changes"] > 1).sum()), "theory_a": theory_a, "theory_b": theory_b, "margin": margin}  # fmt: skip
     fits = {law: crossings.fit(cr, law, fixed if law == "theory" else None, knots) for law in COMPARED}
     both = crossings.fit(cr, "interaction", None, knots)
     power = fits["power"]
@@ -72,26 +76,59 @@ def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, 
     exponents = crossings.fit(cr, "exponents", {"a": theory_a, "b": theory_b}, knots, intervals=False)
     row["c_theory"] = math.exp(exponents.estimates["log_c"]) if exponents else np.nan
     row["sigma"] = power.sigma if power else np.nan
+    row["sigma_floor"] = crossings.sigma_floor(cr) if len(cr) else np.nan
+    row["sigma_at_floor"] = bool(power is not None and power.at_floor)
+    row["resolution"] = crossings.line_resolution(cr) if len(cr) else np.nan
+    scores = {law: crossings.held_out_scores(cr, law, fixed if law == "theory" else None) for law in COMPARED}
     for law in COMPARED:
         row[f"aic_{law}"] = fits[law].aic if fits[law] else np.nan
-        row[f"heldout_{law}"] = crossings.held_out(cr, law, fixed if law == "theory" else None)
+        row[f"heldout_{law}"] = float(np.mean(scores[law])) if len(scores[law]) else np.nan
     scored = {law: row[f"heldout_{law}"] for law in COMPARED[:3] if np.isfinite(row[f"heldout_{law}"])}
     aics = {law: row[f"aic_{law}"] for law in COMPARED[:3] if np.isfinite(row[f"aic_{law}"])}
     row["best_heldout"] = max(scored, key=scored.get) if scored else ""
     row["best_aic"] = min(aics, key=aics.get) if aics else ""
-    row["beats_base"] = bool(np.isfinite(row["heldout_power"]) and row["heldout_power"] > row["heldout_none"])
+    row["heldout_gain"], row["heldout_gain_se"] = crossings.held_out_gain(cr, scores["power"], scores["none"])
+    row["out_of_sample"] = out_of_sample(row["heldout_gain"], row["heldout_gain_se"])
     for k0, k1 in zip(knots[:-1], knots[1:]):
         _term(row, crossings.slope_name(k0, k1), fits["decades"], crossings.slope_name(k0, k1))
-    for axis, theory in (("a", theory_a), ("b", theory_b)):
-        row[f"{axis}_verdict"] = (verdict(row[f"{axis}_low"], row[f"{axis}_high"], theory, row["beats_base"])
-                                  if np.isfinite(row[axis]) else "not fitted")  # fmt: skip
-    row["e_verdict"] = (
-        verdict(row["e_low"], row["e_high"], 0.0, row["beats_base"]) if np.isfinite(row["e"]) else "not fitted"
-    )
+    for axis, theory in (("a", theory_a), ("b", theory_b), ("e", 0.0)):
+        row[f"{axis}_verdict"] = (
+            "not fitted" if not np.isfinite(row[axis])
+            else GRID if row[f"{axis}_grid_set"]
+            else verdict(row[f"{axis}_low"], row[f"{axis}_high"], theory, margin)
+        )  # fmt: skip
+    row["lines_fitted"] = power.lines if power else 0
     logistic = boundaries.fit(cells, "side", k_max, intervals=False)
     row["k"] = logistic.estimates["k"] if logistic else np.nan
     row["k_capped"] = bool(logistic and logistic.estimates["k"] >= k_max * (1 - 1e-6))
+    if "r" in cells:  # runs the argmax calls "selects" whose attention is still near uniform (r > 0.9)
+        argmax = cells["selects_argmax"].astype(bool)
+        row["argmax_near_uniform"] = (
+            float((argmax & (cells["r"] > 0.9)).sum() / argmax.sum()) if argmax.any() else np.nan
+        )
     return row
+
+
+def horizon_settling(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: str, negate: bool) -> list[dict]:
+    """Between each pair of consecutive horizons, the same lines' crossings compared
+    (benign.analysis.convergence.judge): the mean shift in log ||mu||, per decade of time too,
+    and whether the boundary has settled; ``settled_from``, the first horizon from which every
+    later pair has settled (NaN if none)."""
+    horizons = sorted(labels["horizon"].unique())
+    out = []
+    for before, after in zip(horizons[:-1], horizons[1:]):
+        pairs = convergence_mod.paired_crossings(side_labels(labels[labels["horizon"] == before], runs, column, negate),
+                                             side_labels(labels[labels["horizon"] == after], runs, column, negate))  # fmt: skip
+        judged = convergence_mod.judge(pairs, settled="settled")
+        decades = math.log10(after / before)
+        out.append({"boundary": name, "horizon": int(after), "previous_horizon": int(before),
+                    **{f"settle_{k}": v for k, v in judged.items()},
+                    **{f"drift_per_decade{s}": judged[f"shift{s}"] / decades for s in ("", "_low", "_high")}})  # fmt: skip
+    settled = [r["settle_verdict"] == "settled" for r in out]
+    first = next((out[i]["previous_horizon"] for i in range(len(out)) if all(settled[i:])), np.nan)
+    for r in out:
+        r["settled_from"] = first
+    return out
 
 
 def horizon_limit(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: str, negate: bool,
@@ -121,33 +158,51 @@ def horizon_limit(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: s
     return out
 
 
-def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, criteria: Criteria | str,
-                      resolution_limit: float) -> pd.DataFrame:  # fmt: skip
+def regime_boundaries(runs: pd.DataFrame, labels: pd.DataFrame, convergence: pd.DataFrame, stem: PathLike,
+                      criteria: Criteria | str, resolution_limit: float, margin: float) -> pd.DataFrame:  # fmt: skip
     """One row per (boundary, horizon), from ``runs`` and ``labels`` of
-    benign.analysis.theory.atlas_labels (``criteria``: how they were labelled): the crossings,
-    the power law c d^a n^b with 95% intervals and verdicts, the interaction e, the theory's law
-    with a log factor (gamma), the laws' AIC and held-out log-likelihood beside the base rate,
-    the slope of each decade of d, the run-level logistic steepness k (capped at the claimed
-    ``resolution_limit``), and the exponent of d extrapolated in 1/ln(horizon)."""
+    benign.analysis.theory.atlas_view (``criteria``: how they were labelled), less the d whose
+    step check (``convergence``, benign.analysis.convergence.step_convergence) did not converge:
+    the crossings, the power law c d^a n^b with 95% intervals and words with ``margin``, the
+    interaction e, the theory's law with a log factor (gamma), the laws' AIC and held-out
+    log-likelihood, law (i)'s gain over the base rate with its standard error, the slope of each
+    decade of d, the shift since the previous horizon, the run-level logistic steepness k (capped
+    at the claimed ``resolution_limit``), and the exponent of d extrapolated in 1/ln(horizon)."""
     criteria = criteria if isinstance(criteria, str) else criteria_text(criteria)
     k_max = boundaries.k_max_for(resolution_limit)
-    knots = crossings.decade_knots(runs["d"])
-    rows, limits = [], []
+    dropped = convergence_left_out(convergence)
+    rows, limits, settling = [], [], []
     for name, column, negate, theory_a, theory_b, fixed in BOUNDARIES:
+        kept = runs[~runs["d"].isin(dropped.get(name, []))]
+        knots = crossings.decade_knots(kept["d"])
         for horizon, at in labels.groupby("horizon"):
-            cells = side_labels(at, runs, column, negate)
-            rows.append(boundary_row(cells, name, horizon, theory_a, theory_b, fixed, k_max, knots))
-        limits.append(horizon_limit(name, runs, labels, column, negate, knots))
+            cells = side_labels(at, kept, column, negate)
+            if cells.empty:  # every line that reaches this horizon was left out by the step check
+                continue
+            row = boundary_row(cells, name, horizon, theory_a, theory_b, fixed, k_max, knots, margin)
+            rows.append({**row, "left_out_d": "; ".join(f"d {d:g}" for d in dropped.get(name, [])) or "none"})
+        limits.append(horizon_limit(name, kept, labels, column, negate, knots))
+        settling += horizon_settling(name, kept, labels, column, negate)
     table = pd.DataFrame(rows)
+    if settling:
+        table = table.merge(pd.DataFrame(settling), on=["boundary", "horizon"], how="left")
     for limit in limits:
         at = table["boundary"] == limit["boundary"]
         for key in ("lines_every_horizon", "a_limit", "a_limit_low", "a_limit_high"):
             table.loc[at, key] = limit[key]
+    steps = runs["step_size"].dropna().unique()
+    table.insert(2, "time", table["horizon"] * steps[0] if len(steps) == 1 else np.nan)
     sweeps = sorted({name for names in runs["sweeps"] for name in names})
-    horizons = sorted(labels["horizon"].unique())
-    footer = _sections(table, knots, limits)
-    write(table, _display(table), _header(sweeps, horizons, criteria, runs), stem, footer)
+    knots = crossings.decade_knots(runs["d"])
+    footer = _sections(table, knots, limits, dropped)
+    write(table, _display(table), _header(sweeps, sorted(labels["horizon"].unique()), criteria, runs, margin), stem,
+          footer)  # fmt: skip
     return table
+
+
+def convergence_left_out(convergence: pd.DataFrame) -> dict[str, list[float]]:
+    """{boundary: d left out of its fits}: benign.analysis.convergence.left_out, none without a check."""
+    return convergence_mod.left_out(convergence) if convergence is not None and len(convergence) else {}
 
 
 def _interval(value: float, low: float, high: float, digits: int = 3) -> str:
@@ -158,7 +213,25 @@ def _interval(value: float, low: float, high: float, digits: int = 3) -> str:
 
 
 def _iv(r, p: str) -> str:
+    """A term with its interval, or the words saying that the grid, not the data, sets it (with
+    the half-width the grid allows)."""
+    if np.isfinite(r[p]) and r.get(f"{p}_grid_set", False):
+        return f"{GRID} (±{r[f'{p}_grid']:.2g})"
     return _interval(r[p], r[f"{p}_low"], r[f"{p}_high"])
+
+
+def _worded(r, p: str, theory: float) -> str:
+    if not np.isfinite(r[p]):
+        return MISSING
+    words = r[f"{p}_verdict"]
+    return _iv(r, p) if words == GRID else f"{_iv(r, p)}: {words} (theory {theory:g} ± {r['margin']:g})"
+
+
+def _moved(r) -> str:
+    if not np.isfinite(r.get("settle_shift", np.nan)):
+        return MISSING if not isinstance(r.get("settle_verdict"), str) else r["settle_verdict"]
+    return (f"{_interval(r['settle_shift'], r['settle_shift_low'], r['settle_shift_high'])} "
+            f"(margin ±{r['settle_margin']:.3g}): {r['settle_verdict']}")  # fmt: skip
 
 
 def _display(table: pd.DataFrame) -> pd.DataFrame:
@@ -166,18 +239,30 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Boundary": table["boundary"],
-            "Horizon": table["horizon"],
-            "Crossings (bracketed; censored below/above; >1 change)": [
-                f"{r['crossings']} ({r['bracketed']}; {r['censored_left']}/{r['censored_right']}; {r['multiple']})"
+            "Horizon (steps; time)": [
+                f"{r['horizon']} ({r['time']:.3g})" if np.isfinite(r["time"]) else f"{r['horizon']}" for r in rows
+            ],  # fmt: skip
+            "Crossings (bracketed; censored below/above; >1 change; seeds per line)": [
+                f"{r['crossings']} ({r['bracketed']}; {r['censored_left']}/{r['censored_right']}; {r['multiple']}; "
+                f">= {r['seeds_per_line_min']})"
                 for r in rows
             ],
-            "c": [_iv(r, "c") for r in rows],
-            "a (exponent of d)": [_iv(r, "a") for r in rows],
-            "theory a": [f"{r['theory_a']:g}: {r['a_verdict']}" for r in rows],
-            "b (exponent of n)": [_iv(r, "b") for r in rows],
-            "theory b": [f"{r['theory_b']:g}: {r['b_verdict']}" for r in rows],
-            "e (log d log n)": [_iv(r, "e") + (f": {r['e_verdict']}" if np.isfinite(r["e"]) else "") for r in rows],
-            "sigma": [f"{r['sigma']:.3g}" if np.isfinite(r["sigma"]) else MISSING for r in rows],
+            "a (exponent of d)": [_worded(r, "a", r["theory_a"]) for r in rows],
+            "b (exponent of n)": [_worded(r, "b", r["theory_b"]) for r in rows],
+            "e (log d log n)": [_worded(r, "e", 0.0) for r in rows],
+            "sigma (its floor; lines fitted)": [
+                f"{r['sigma']:.3g} ({r['sigma_floor']:.3g}; {r['lines_fitted']})"
+                if np.isfinite(r["sigma"])
+                else MISSING
+                for r in rows
+            ],  # fmt: skip
+            "Out of sample: law (i) over the base rate, per crossing": [
+                f"{r['heldout_gain']:.3g} ± {r['heldout_gain_se']:.2g}: {r['out_of_sample']}"
+                if np.isfinite(r["heldout_gain"])
+                else r["out_of_sample"]
+                for r in rows
+            ],  # fmt: skip
+            "Shift since the previous horizon, log ||mu||": [_moved(r) for r in rows],
             "k (runs)": [
                 f"{r['k']:.3g}" + (" (at the cap)" if r["k_capped"] else "") if np.isfinite(r["k"]) else MISSING
                 for r in rows
@@ -186,8 +271,9 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict]) -> list[str]:
-    """The model comparison, the decades' slopes and the horizon extrapolation, as Markdown."""
+def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: dict) -> list[str]:
+    """The model comparison, the decades' slopes, the horizons, the step check's exclusions and
+    the horizon extrapolation, as Markdown."""
     rows = [r for _, r in table.iterrows()]
 
     def num(v, digits=3):
@@ -212,9 +298,31 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict]) -> list[str
             "Horizon": table["horizon"],
             "theory a": table["theory_a"].map(lambda v: f"{v:g}"),
             **{
-                f"d {k0:.0e} to {k1:.0e}": [_iv(r, n) for r in rows]
+                f"d {k0:.0e} to {k1:.0e}": [_iv(r, n) if n in r else MISSING for r in rows]
                 for (k0, k1), n in zip(zip(knots[:-1], knots[1:]), names)
             },
+        }
+    )
+    firsts = table.drop_duplicates("boundary", keep="last")  # the last horizon's row holds the settling
+    horizons = pd.DataFrame(
+        {
+            "Boundary": firsts["boundary"],
+            "Settled from horizon": [
+                f"{v:g}" if np.isfinite(v) else "not by the last horizon"
+                for v in firsts.get("settled_from", pd.Series(np.nan, index=firsts.index))
+            ],  # fmt: skip
+            "Drift per decade of time between the last two horizons, log ||mu||": [
+                _interval(
+                    *(
+                        table[table["boundary"] == b].iloc[-1].get(f"drift_per_decade{s}", np.nan)
+                        for s in ("", "_low", "_high")
+                    )
+                )
+                for b in firsts["boundary"]
+            ],  # fmt: skip
+            "Left out by the step check (d)": [
+                dropped.get(b) and ", ".join(f"{d:g}" for d in dropped[b]) or "none" for b in firsts["boundary"]
+            ],  # fmt: skip
         }
     )
     extrapolated = pd.DataFrame(
@@ -230,46 +338,69 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict]) -> list[str
             ],
         }
     )
+    argmax = table[table["boundary"] == "argmax selection"]
+    near_uniform = "; ".join(f"{r.horizon}: {r.argmax_near_uniform:.0%}" for r in argmax.itertuples()
+                             if np.isfinite(getattr(r, "argmax_near_uniform", np.nan)))  # fmt: skip
     return [
         "### Model comparison",
-        "Mean log-likelihood per crossing of each (d, n) line's crossings under the law fitted to the other lines "
-        "(higher is better), and AIC on all crossings (lower is better). (i) c d^a n^b; (ii) the theorem's exponents with "
-        "a log factor, c d^(1/4) (ln d)^gamma n^b for the selection boundaries and c (d / n)^(1/2) (ln d)^gamma for the "
-        "not-overfitting one; (iii) one slope of log d per decade between the grid's d, and b; base: one ||mu||* for "
-        "every line.",
+        "Mean log-likelihood per crossing of each (d, n) line's crossings under the law fitted to the other lines, its "
+        "parameters' uncertainty included (higher is better), and AIC on all crossings (lower is better). (i) c d^a n^b; "
+        "(ii) the theorem's exponents with a log factor, c d^(1/4) (ln d)^gamma n^b for the selection boundaries and "
+        "c (d / n)^(1/2) (ln d)^gamma for the not-overfitting one; (iii) one slope of log d per decade between the "
+        "grid's d, and b; base: one ||mu||* for every line.",
         _markdown_table(comparison),
         "### Local slopes per decade of d",
-        "The slopes of law (iii), each with its 95% interval: where they fall towards the theory's value as d grows, "
-        "the power law's a measures a finite-d crossover, not the asymptotic exponent.",
+        "The slopes of law (iii), each with its 95% interval ('set by the grid', with the half-width the grid allows, "
+        "where the interval is no wider than lines known only to their resolution would give: the width then measures "
+        "the grid, not the data).",
         _markdown_table(slopes),
+        "### Horizons and the step check",
+        "A boundary has settled between two horizons where the 95% interval of its crossings' mean shift (the same "
+        "lines, paired) lies within the resolution its lines' staggered brackets give a crossing; 'settled from' is "
+        "the first horizon from which every later pair has; the drift is the mean shift per decade of time. A d is "
+        "left out of a boundary's fits where the step check did not find its crossings converged "
+        "(results/tables/step_convergence).",
+        _markdown_table(horizons),
         "### The exponent of d as the horizon grows",
         "On the lines that reach every horizon, law (i) at each horizon (± 95%), and a = a_inf + s / ln(horizon) fitted "
         "by weighted least squares with those variances: a_inf, with its 95% interval, is where the finite-horizon "
         "exponent heads.",
         _markdown_table(extrapolated),
+        "### Argmax selection of near-uniform attention",
+        "Share of the runs the argmax label calls 'selects' whose normalised test loss r is still above 0.9 (attention "
+        f"barely off uniform), per horizon: {near_uniform or MISSING}.",
     ]
 
 
-def _header(sweeps, horizons, criteria: str, runs: pd.DataFrame) -> list[str]:
+def _header(sweeps, horizons, criteria: str, runs: pd.DataFrame, margin: float) -> list[str]:
     d, n = np.sort(runs["d"].unique()), np.sort(runs["n"].unique())
+    steps = runs["step_size"].dropna().unique()
+    step = f"step size lr sigma^2 d = {steps[0]:g} on every run" if len(steps) == 1 else "mixed step sizes"
     return [
         "## Synthetic data: fitted regime boundaries",
         f"Runs of the sweeps {', '.join(sweeps)}: d from {d[0]:g} to {d[-1]:g} ({math.log10(d[-1] / d[0]):.1f} decades), "
-        f"n in {{{', '.join(f'{v:g}' for v in n)}}}, labels ({criteria}) read at the last logged step at or before "
-        f"each horizon ({', '.join(map(str, horizons))} steps). The runs of one (d, n, seed) line share their data and "
-        "initialisation, so each line, seed and horizon gives one crossing, the unit every interval counts: ||mu||* lies "
-        "between the last norm below the boundary's upper side and the first above its lower side; a line on one side "
-        "throughout is censored at its end norm, and a line whose label changes more than once keeps the bracket "
-        "holding every change (both counted). log ||mu||* = law + sigma z is fitted by interval-censored maximum "
-        "likelihood; brackets are 95% Wald intervals ('open': not closed). e: the coefficient of log d log n added to "
-        "law (i), 0 for a product law. k: the steepness of the logistic fit over the runs, capped at the resolution the "
-        "runs claim.",
+        f"n in {{{', '.join(f'{v:g}' for v in n)}}}, {step} (time = step size x steps), labels ({criteria}) read at "
+        f"the last logged step at or before each horizon ({', '.join(map(str, horizons))} steps). Each (d, n, seed) "
+        "line is its own data draw (benign/synthetic/gram.py), so each line, seed and horizon gives one crossing, the "
+        "independent unit every interval counts: ||mu||* lies between the last norm below the boundary's upper side and "
+        "the first above its lower side; a line on one side throughout is censored at its end norm, and a line whose "
+        "label changes more than once keeps the bracket holding every change (both counted). log ||mu||* = law + "
+        "sigma z is fitted by interval-censored maximum likelihood; brackets are 95% intervals ('open': not "
+        "closed); intervals are Student's t on the lines, from the delete-one-line jackknife (the seeds of a (d, n) "
+        "share whatever the law misses there, so the lines, not the crossings, are the units an exponent is fitted "
+        "across). e: the coefficient of log d log n added to law (i), 0 for a product law. k: the steepness of the "
+        "logistic fit over the runs, capped at the resolution the runs claim.",
         "Theory (Theorem 4.1): not overfitting above ||mu|| ~ sqrt(d / n) (a = 1/2, b = -1/2); harmful below "
-        "||mu|| ~ d^(1/4) (a = 1/4, b = 0), read here by the normalised test loss r and, free of the horizon's "
-        "size effect, by the test samples' most-attended token (argmax selection). Words: 'fails out of sample' where "
-        "law (i) predicts held-out lines no better than the base rate; 'departs' where a closed end excludes the "
-        "theory's value; 'agrees' where a closed interval holds it (and, for a non-zero value, excludes 0); 'cannot "
-        "tell' otherwise. These are statements at finite d, n and horizon.",
+        "||mu|| ~ d^(1/4) (a = 1/4, b = 0), read here by the normalised test loss r at the horizon, by the test "
+        "samples' most-attended token (argmax selection) and by the test error of the hard-max readout, the error "
+        "the run heads for (hard-max selection). The not-overfitting label needs a fraction of the n eta flipped "
+        "labels fitted, so its crossing is an order statistic of the flipped samples' own crossings (the upper median "
+        "of 2, 4 or 8 at n = 10, 20, 40): it sits higher at small n, which pulls b down. Words: 'agrees' where the whole "
+        f"95% interval lies within ±{margin:g} of the theory's value; 'departs' where it excludes the value; 'cannot "
+        "tell' otherwise; 'set by the grid' where the interval is no wider than lines known only to their resolution "
+        "would give. Out of "
+        "sample: the held-out log-likelihood per crossing of law (i) less the base rate's, ± its standard error "
+        "clustered by line. These are statements at finite d, n and horizon.",
     ]
 
 
@@ -278,25 +409,31 @@ def criteria_text(criteria) -> str:
     return (f"not overfitting if under a fraction {criteria.fit_threshold:g} of the flipped labels is fitted; "
             f"attention selects if the normalised test loss r is at most {criteria.loss_threshold:g}; argmax "
             f"selection if the relevant token is the most attended on at least a fraction {criteria.rate_threshold:g} "
-            "of the test samples")  # fmt: skip
+            f"of the test samples; hard-max selection if the hard-max readout's test error is at most "
+            f"{criteria.hardmax_threshold:g}")  # fmt: skip
 
 
 MODEL_TERMS = ("log_c", "a", "b")
 
 
-def fitted_model(runs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+def fitted_model(runs: pd.DataFrame, labels: pd.DataFrame, dropped: dict | None = None) -> pd.DataFrame:
     """Per boundary and horizon, law (i) fitted to the crossings, log ||mu||* = log c + a log d +
-    b log n + sigma z, with the covariance of its terms and the range of d and n it was fitted on."""
-    knots = crossings.decade_knots(runs["d"])
+    b log n + sigma z, with the covariance of its terms, the range of d and n it was fitted on
+    (``dropped``: {boundary: d left out}) and the step size and noise std of its runs (the lr at
+    a d is step_size / (sigma_noise^2 d))."""
     rows = []
+    steps = runs["step_size"].dropna().unique()
     for name, column, negate, *_ in BOUNDARIES:
+        kept = runs[~runs["d"].isin((dropped or {}).get(name, []))]
+        knots = crossings.decade_knots(kept["d"])
         for horizon, at in labels.groupby("horizon"):
-            cells = side_labels(at, runs, column, negate)
+            cells = side_labels(at, kept, column, negate)
             fit = crossings.fit(crossings.crossings(cells), "power", None, knots)
             if fit is None:
                 continue
             row = {"boundary": name, "horizon": int(horizon), "d_min": cells["d"].min(), "d_max": cells["d"].max(),
-                   "n_min": cells["n"].min(), "n_max": cells["n"].max(), "sigma": fit.sigma, "crossings": fit.crossings}  # fmt: skip
+                   "n_min": cells["n"].min(), "n_max": cells["n"].max(), "sigma": fit.sigma, "crossings": fit.crossings, "lines": fit.lines,
+                   "step_size": steps[0] if len(steps) == 1 else np.nan, "sigma_noise": float(kept["sigma"].iloc[0])}  # fmt: skip
             for t in MODEL_TERMS:
                 row[t] = fit.estimates.get(t, 0.0)
                 for u in MODEL_TERMS:
@@ -305,11 +442,13 @@ def fitted_model(runs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, resolution_limit: float) -> pd.DataFrame:
-    """The fitted model the regime predictor reads (benign.analysis.predictor): :func:`fitted_model`.
-    ``resolution_limit`` is the atlas tables' shared parameter; the crossing law does not use it."""
+def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, convergence: pd.DataFrame, stem: PathLike,
+                 resolution_limit: float) -> pd.DataFrame:  # fmt: skip
+    """The fitted model the regime predictor reads (benign.analysis.predictor): :func:`fitted_model`,
+    less the d the step check left out (``convergence``). ``resolution_limit`` is the atlas
+    tables' shared parameter; the crossing law does not use it."""
     del resolution_limit
-    table = fitted_model(runs, labels)
+    table = fitted_model(runs, labels, convergence_left_out(convergence))
     display = pd.DataFrame(
         {
             "boundary": table["boundary"],
@@ -317,6 +456,7 @@ def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, stem: PathLike, resol
             "||mu||* law": [f"{math.exp(r.log_c):.3g} d^{r.a:.3f} n^{r.b:.3f}" for r in table.itertuples()],
             "sigma": table["sigma"].map(lambda v: f"{v:.3g}"),
             "fitted on": [f"d {r.d_min:g} to {r.d_max:g}, n {r.n_min:g} to {r.n_max:g}" for r in table.itertuples()],
+            "step size": table["step_size"].map(lambda v: f"{v:g}"),
         }
     )
     header = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benign.analysis.gap_growth import mean_exponent
 from benign.core.io import write_text
 from benign.tables.common import MISSING, PathLike
 from benign.tables.real_dynamics import epoch_range, fit_cell
@@ -43,38 +44,66 @@ def _regimes(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+def _worded(r: pd.Series, name: str, theory: float) -> str:
+    if r[f"{name}_verdict"] == "set by the grid":
+        return f"set by the grid (±{_f(r[f'{name}_grid'], 2)})"
+    return f"{_interval(r, name)}: {r[f'{name}_verdict']} (theory {_f(theory)} ± {_f(r['margin'])})"
+
+
 def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in table.iterrows():
         rows.append({
-            "boundary": r["boundary"], "horizon": int(r["horizon"]),
-            "crossings (bracketed)": f"{int(r['crossings'])} ({int(r['bracketed'])})",
-            "a (d), 95% interval": f"{_interval(r, 'a')}: {r['a_verdict']} (theory {_f(r['theory_a'])})",
-            "b (n), 95% interval": f"{_interval(r, 'b')}: {r['b_verdict']} (theory {_f(r['theory_b'])})",
-            "e (log d log n)": _interval(r, "e"), "sigma": _f(r["sigma"]),
-            "held-out log-lik. (i) / (ii) / (iii) / base": " / ".join(
-                _f(r[f"heldout_{law}"]) for law in ("power", "theory", "decades", "none")),
-            "best held-out / AIC": f"{r['best_heldout']} / {r['best_aic']}",
+            "boundary": r["boundary"], "horizon (time)": f"{int(r['horizon'])} ({_f(r['time'])})",
+            "crossings (bracketed; seeds per line)": f"{int(r['crossings'])} ({int(r['bracketed'])}; >= "
+                                                     f"{int(r['seeds_per_line_min'])})",
+            "a (d), 95% interval": _worded(r, "a", r["theory_a"]),
+            "b (n), 95% interval": _worded(r, "b", r["theory_b"]),
+            "sigma (floor)": f"{_f(r['sigma'])} ({_f(r['sigma_floor'])})",
+            "out of sample: (i) over base, per crossing": f"{_f(r['heldout_gain'])} ± {_f(r['heldout_gain_se'], 2)}: "
+                                                          f"{r['out_of_sample']}",
+            "shift since the previous horizon": (f"{_interval(r, 'settle_shift')}: {r['settle_verdict']}"
+                                                 if isinstance(r.get("settle_verdict"), str) else MISSING),
+            "left out by the step check": r["left_out_d"],
         })  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def _slopes(table: pd.DataFrame) -> pd.DataFrame:
-    decades = [c for c in table.columns if c.startswith("a[") and not c.endswith(("_low", "_high"))]
+    decades = [c for c in table.columns if c.startswith("a[") and c.endswith("]")]
     out = table[["boundary", "horizon"]].copy()
     for column in decades:
-        out[f"slope, d {column[2:-1].replace(',', ' to ')}"] = [_interval(r, column) for _, r in table.iterrows()]
+        out[f"slope, d {column[2:-1].replace(',', ' to ')}"] = [
+            f"set by the grid (±{_f(r[f'{column}_grid'], 2)})" if r[f"{column}_grid_set"] else _interval(r, column)
+            for _, r in table.iterrows()
+        ]
     return out
+
+
+def _step_check(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "boundary": table["boundary"], "d": table["d"].map(_f),
+        "pairs (closed; moved beyond their bracket)": [f"{int(p)} ({int(c)}; {int(m)})" for p, c, m in
+                                                       zip(table["pairs"], table["closed_pairs"], table["moved"])],
+        "mean shift [95%]": [_interval(r, "shift") for _, r in table.iterrows()],
+        "margin": table["margin"].map(_f), "verdict": table["verdict"],
+    })  # fmt: skip
+
+
+def _one_step(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "n": table["n"], "||mu||": table["signal_norm"].map(_f), "one-step d*": table["d_star"].map(_f),
+        "step size at d*": table["step_size_star"].map(_f), "SNR sqrt(n) at d*": table["snr_sqrt_n_star"].map(_f),
+    })  # fmt: skip
 
 
 def _gaps(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for horizon, g in table.groupby("horizon"):
-        fitted = g[~g["saturated"].astype(bool)]
-        rows.append({"horizon": int(horizon), "benign runs (saturated)": f"{len(g)} ({len(g) - len(fitted)})",
-                     "median R^2 of g on steps": _f(fitted["g_r2"].median()),
-                     "median local exponent of g": _f(fitted["g_exponent"].median()),
-                     "median local slope of log r": _f(fitted["r_slope"].median())})  # fmt: skip
+    for column, which in (("g_exponent", "clean training samples"), ("g_test_exponent", "test samples")):
+        for r in mean_exponent(table[~table["saturated"].astype(bool)], column).itertuples():
+            rows.append({"horizon": int(r.horizon), "gap of the": which, "runs (lines)": f"{r.runs} ({r.lines})",
+                         "mean local exponent of g [95%, by line]": f"{_f(r.mean)} [{_f(r.low)}, {_f(r.high)}]",
+                         "median local slope of log r": _f(table[table["horizon"] == r.horizon]["r_slope"].median())})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -147,11 +176,13 @@ def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
 
 SECTIONS = (  # (table, heading, what its rows say)
     ("synthetic_regimes", "Named settings", _regimes),
+    ("step_convergence", "The atlas's step check (step halved, steps doubled)", _step_check),
     ("regime_boundaries", "Regime boundaries of the atlas", _boundaries),
     ("regime_boundaries", "Regime boundaries: the local slope of each decade of d", _slopes),
     ("gap_dynamics", "The attention gap's clock in the benign band", _gaps),
     ("generalization_times", "Fit and generalization times (censored regressions)", _times),
     ("delay_scan", "Delay scan in the benign band (runs per outcome)", _delay_scan),
+    ("one_step_regime", "The one-step regime of the paper's lr", _one_step),
     ("max_margin", "Attention-SVM check, at the largest horizon", _max_margin),
     ("real_eta0.1", "Real data, eta = 0.1 (Table 2)", _real),
     ("real_eta0_0.2", "Real data, eta = 0 and 0.2 (Table 6)", _real),

@@ -17,7 +17,7 @@ from benign.synthetic.spec import RunSpec
 
 # a run's parameters: the paper defaults of the run spec (benign/synthetic/spec.py)
 RUN_DEFAULTS = dict(
-    **{k: v for k, v in dataclasses.asdict(RunSpec(setting="heatmap")).items() if k in spec.COLUMNS},
+    **{k: v for k, v in dataclasses.asdict(RunSpec(setting="heatmap", step_size=10.0)).items() if k in spec.COLUMNS},
     n_noisy=4,
     train_loss=0.45,
     test_loss=0.5,
@@ -28,11 +28,14 @@ RUN_DEFAULTS = dict(
     test_sel_relevant=1.0,
     test_att_relevant=0.8,
     test_loss_normalised=0.2,
+    test_err_hardmax=0.01,
     train_clean_sel_relevant=1.0,
     train_clean_att_relevant=0.9,
     train_clean_loss_normalised=0.1,
     train_clean_lambda=2.1972245773362196,  # attention 0.9 on the relevant token
     train_clean_g=17.442221126921,  # g(Lambda + log 8)
+    test_lambda=2.1972245773362196,
+    test_g=17.442221126921,
     train_noisy_sel_relevant=0.0,
     train_noisy_sel_weak_true=0.0,
     train_noisy_sel_weak_opposite=0.5,

@@ -35,14 +35,20 @@ MM_RUNS = PLAN.max_margin_runs
 
 SYN = config["synthetic"]
 FITS = SYN.get("boundary_fits", {})
-# The atlas's refinement around its transitions (docs/regimes.md#refinement), if configured.
+# The atlas's refinement around its transitions (docs/regimes.md#refinement), and its
+# step-convergence runs (docs/regimes.md#step-convergence), if configured.
 REFINE = FITS.get("refine")
 REFINE_SETTING = f"{REFINE['sweep']}_refine" if REFINE else None
+CONVERGENCE = FITS.get("convergence")
+CONVERGENCE_SETTING = f"{REFINE['sweep']}_convergence" if CONVERGENCE else None
 # The settings whose runs the atlas's tables and figures read, each run once.
 ATLAS_SETTINGS = [*FITS.get("sweeps", []), *([REFINE_SETTING] if REFINE else [])]
 # The token sweep read by the delay-scan table (docs/regimes.md#delay-scan), if configured.
 DELAY_SCAN = "delay_scan"
 HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
+# The token sweep read by the one-step table and figure (docs/regimes.md#the-one-step-regime).
+ONE_STEP = "one_step"
+HAS_ONE_STEP = ONE_STEP in SYN.get("token", {}).get("sweeps", {})
 MODELS = plan.configured_models(config)
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
 
@@ -112,7 +118,7 @@ wildcard_constraints:
     dataset="|".join(plan.real_datasets(config)) or "none",
     part="[0-9]+",
     max_margin_model="|".join(MM_RUNS) or "none",
-    rjob=f"{FITS.get('model', 'none')}_{REFINE_SETTING}_[0-9]+",
+    rjob=f"{FITS.get('model', 'none')}_({REFINE_SETTING}|{CONVERGENCE_SETTING})_[0-9]+",
     parts="[0-9]+",
 
 
@@ -189,6 +195,7 @@ def built(art, model=None):
         "heatmap": any("heatmap" in SYN[m].get("sweeps", {}) for m in models),
         "boundary_fits": bool(FITS),
         "delay_scan": HAS_DELAY_SCAN,
+        "one_step": HAS_ONE_STEP,
         "max_margin": bool(MM_RUNS),
         "real": bool(REAL_CELLS),
     }
@@ -237,6 +244,9 @@ def artifact_input(spec, model=None):
 # a param's "@name": a value the workflow computes ("@model": a per-model artifact's model)
 CONSTANTS = {
     "atlas_settings": ATLAS_SETTINGS,
+    "convergence": CONVERGENCE
+    and {"setting": CONVERGENCE_SETTING, "factor": CONVERGENCE["factor"]},
+    "one_step": ONE_STEP,
     "delay_scan": DELAY_SCAN,
     # per data set, a sentence for the real tables' header
     "real_notes": {

@@ -23,7 +23,7 @@ for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
         conda:
             "../envs/benign.yaml"
         params:
-            artifact=art.name,
+            artifact=art.key,
             args=artifact_params(art.params, model),
             view=artifact_params(art.view.params if art.view else {}, model),
             code=code("render.py", *art.modules),

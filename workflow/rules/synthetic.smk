@@ -22,8 +22,8 @@ rule train_synthetic:
 
 
 checkpoint plan_refinement:
-    """Plan the atlas's refinement jobs from its coarse runs: norms between the two coarse norms
-    that bracket each transition of each (d, n) line."""
+    """Plan the atlas's refinement and step-convergence jobs from its coarse runs: windows
+    between the two coarse norms that bracket each transition of each (d, n) line."""
     input:
         runs=lambda wc: expand(
             paths.fill(paths.SYNTHETIC_JOB, table="runs"), job=coarse_jobs()
@@ -39,9 +39,11 @@ checkpoint plan_refinement:
         "../envs/benign.yaml"
     params:
         refine=REFINE,
+        convergence=CONVERGENCE,
+        horizons=FITS.get("horizons"),
         regime=SYN["regime"],
-        setting=REFINE_SETTING,
-        prefix=f"{FITS.get('model')}_{REFINE_SETTING}",
+        settings=[REFINE_SETTING, CONVERGENCE_SETTING],
+        model=FITS.get("model"),
         cluster=CLUSTER,
         log_points=lambda wc: SYN[FITS["model"]]["sweeps"][REFINE["sweep"]].get(
             "log_points", 0
@@ -52,9 +54,9 @@ checkpoint plan_refinement:
 
 
 rule train_refinement:
-    """One refinement job: the new norms of some (d, n, seed) lines, as one batched program. Its
-    runs reach it as params; the plan is an input only as ancient, so replanning the same runs
-    reruns nothing."""
+    """One refinement or step-convergence job: the new runs of some (d, n, seed) lines, as one
+    batched program. Its runs reach it as params; the plan is an input only as ancient, so
+    replanning the same runs reruns nothing."""
     input:
         ancient(paths.REFINEMENT_PLAN),
     output:

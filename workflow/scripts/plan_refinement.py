@@ -1,8 +1,9 @@
-"""Checkpoint plan_refinement: the refinement jobs of the atlas, planned from its coarse runs."""
+"""Checkpoint plan_refinement: the refinement and step-convergence jobs of the atlas, planned from
+its coarse runs."""
 
 import json
 
-from benign.analysis.refinement import refinement_runs
+from benign.analysis.refinement import convergence_runs, refinement_runs
 from benign.analysis.theory import Criteria
 from benign.config.resources import pack
 from benign.core.io import atomic_path, log_to
@@ -11,9 +12,16 @@ from benign.synthetic.schema import CURVES, RUNS
 
 log_to(snakemake.log[0])
 runs, curves = read_parquet(snakemake.input.runs, RUNS), read_parquet(snakemake.input.curves, CURVES)
-refine = snakemake.params.refine
-planned = refinement_runs(runs, curves, refine["horizon"], refine["points"], snakemake.params.log_points,
-                          Criteria(**snakemake.params.regime), snakemake.params.setting)  # fmt: skip
-jobs = pack(planned, snakemake.params.prefix, refine["batches_per_job"], snakemake.params.cluster)
+params = snakemake.params
+refine, convergence, criteria = params.refine, params.convergence, Criteria(**params.regime)
+refine_setting, convergence_setting = params.settings
+planned = refinement_runs(runs, curves, params.horizons, refine["points"], refine["seeds"], params.log_points,
+                          criteria, refine_setting)  # fmt: skip
+jobs = pack(planned, f"{params.model}_{refine_setting}", refine["batches_per_job"], params.cluster)
+if convergence:
+    checked = convergence_runs(runs, curves, max(params.horizons), refine["points"], convergence["seeds"],
+                               refine["seeds"], convergence["factor"], params.log_points, criteria,
+                               convergence_setting)  # fmt: skip
+    jobs |= pack(checked, f"{params.model}_{convergence_setting}", convergence["batches_per_job"], params.cluster)
 with atomic_path(snakemake.output[0]) as tmp:
     tmp.write_text(json.dumps(jobs, indent=1))
