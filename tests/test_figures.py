@@ -357,9 +357,9 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     annotated = annotate(atlas, curves, criteria)
     atlas_figures.generalization_delay(annotated, curves, tmp_path / "delay", bands=2)
     assert_rendered(tmp_path / "delay")
-    table = generalization_times(annotated, curves, tmp_path / "times", bands=2)
+    table = generalization_times(annotated, curves, tmp_path / "times", bands=2, regime=default("synthetic.regime"))
     assert set(table["time"]) <= {"fit_noisy", "generalized", "delay"} and (tmp_path / "times.md").exists()
-    assert set(table["form"]) <= {"snr", "inv_snr2", "log_snr"}
+    assert set(table["form"]) <= {"snr", "inv_snr2", "log_snr", ""}  # "": a group with every time censored
     growth = gap_dynamics(atlas, labels, curves, tmp_path / "gaps")
     assert (
         set(growth.columns) >= {"g_r2", "g_exponent", "g_test_exponent", "r_slope"} and (tmp_path / "gaps.md").exists()

@@ -60,16 +60,14 @@ def test_the_clock_statistics_of_a_linear_g_and_a_one_over_t_loss():
 
 
 def test_the_mean_exponent_counts_lines_not_runs():
-    """Ten runs on each of four lines, every run of a line with its line's exponent: the interval
-    is Student's t on the lines' spread (3 degrees of freedom), whatever the runs' count."""
+    """Ten runs on each of four (d, n) lines: the runs are averaged per line, and the interval is
+    Student's t on the lines' spread (3 degrees of freedom), whatever the runs' count."""
     lines = np.array([0.8, 0.9, 1.1, 1.2])
     growth = pd.DataFrame({"horizon": 1000, "d": np.repeat([1e3, 1e4, 1e5, 1e6], 10), "n": 10, "seed": 1,
-                           "g_exponent": np.repeat(lines, 10)})  # fmt: skip
+                           "g_exponent": np.repeat(lines, 10) + np.tile(np.linspace(-0.01, 0.01, 10), 4)})  # fmt: skip
     row = gap_growth.mean_exponent(growth, "g_exponent").iloc[0]
-    half = (row["high"] - row["low"]) / 2
-    assert row["mean"] == pytest.approx(1.0) and row["lines"] == 4 and row["runs"] == 40
     from scipy.stats import t
 
-    # the cluster-robust standard error with its small-sample factor, on 4 - 1 degrees of freedom
-    se = np.sqrt(((lines - 1.0) ** 2).sum() / 16 * (4 / 3))
-    assert half == pytest.approx(t.ppf(0.975, 3) * se, rel=1e-6)
+    assert row["mean"] == pytest.approx(1.0) and row["lines"] == 4 and row["runs"] == 40
+    half = t.ppf(0.975, 3) * lines.std(ddof=1) / 2
+    assert (row["high"] - row["low"]) / 2 == pytest.approx(half, rel=1e-9)

@@ -18,12 +18,13 @@ d and n (:data:`LAWS`):
 - "exponents": the theorem's exponents alone, c d^a0 n^b0 (only c fitted);
 - "decades": one slope of log d per decade between neighbouring grid d (a piecewise-linear law),
   and b.
-Intervals are Student's t intervals from the sandwich covariance clustered by (d, n) line (the
-observed information by statsmodels' numerical differentiation of the score): the seeds of a
-line are independent draws, but whatever the law misses at a (d, n) they miss together, so the
-lines are the units an exponent is fitted across. Models are compared by AIC and by the held-out
-log-likelihood of each line's crossings under the fit to the other lines, beside a law without
-d or n (the base rate).
+Intervals are Student's t intervals on G - 1 degrees of freedom from the delete-one-(d, n)-line
+jackknife (G lines): the seeds of a line are independent draws, but whatever the law misses at a
+(d, n) they miss together, so the lines are the units an exponent is fitted across; the law's
+exponent of d is then the slope averaged over the design's d, curvature included. Models are
+compared by AIC and by the held-out log-likelihood of each line's crossings under the fit to the
+other lines (the prediction's variance carries the fit's, from the sandwich clustered by line:
+the cheaper of the two), beside a law without d or n (the base rate).
 """
 
 from __future__ import annotations
@@ -33,16 +34,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import log_ndtr
 from scipy.stats import t as student
-from statsmodels.tools.numdiff import approx_fprime
+
+from benign.analysis import interval_censored as ic
+from benign.analysis.interval_censored import log_likelihood
 
 LEVEL = 0.95
 LAWS = {"power": "c d^a n^b", "theory": "c d^a0 (ln d)^gamma n^b0", "exponents": "c d^a0 n^b0", "decades": "c, one slope of log d per decade, n^b",
         "none": "c (no law of d or n)"}  # fmt: skip
 LINE = ["d", "n", "seed"]
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def crossings(cells: pd.DataFrame, side: str = "side") -> pd.DataFrame:
@@ -69,46 +69,6 @@ def crossings(cells: pd.DataFrame, side: str = "side") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*LINE, "lower", "upper", "censored", "changes", "runs"])
 
 
-def _log_interval_probability(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """log(Phi(hi) - Phi(lo)) for lo < hi, stable in both tails."""
-    flip = lo > 0  # use the upper tail: Phi(hi) - Phi(lo) = Phi(-lo) - Phi(-hi)
-    a, b = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
-    log_b, log_a = log_ndtr(b), log_ndtr(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return log_b + np.log1p(-np.exp(np.minimum(log_a - log_b, 0.0)))
-
-
-def log_likelihood(lower, upper, mean, sigma) -> np.ndarray:
-    """Each crossing's log P(lower < ||mu||* <= upper) under log ||mu||* ~ N(mean, sigma^2)."""
-    with np.errstate(divide="ignore"):
-        lo = (np.log(np.asarray(lower, dtype=float)) - mean) / sigma
-        hi = (np.log(np.asarray(upper, dtype=float)) - mean) / sigma
-    return _log_interval_probability(lo, hi)
-
-
-def _scores(params, X, offset, lower, upper) -> tuple[np.ndarray, np.ndarray]:
-    """Each crossing's log-likelihood under log ||mu||* ~ N(X beta + offset, sigma^2), params =
-    (beta, log sigma), and its gradient in the params (one row per crossing)."""
-    beta, sigma = params[:-1], math.exp(params[-1])
-    mean = X @ beta + offset
-    with np.errstate(divide="ignore"):
-        lo, hi = (np.log(lower) - mean) / sigma, (np.log(upper) - mean) / sigma
-    logp = _log_interval_probability(lo, hi)
-    # d log P / d mean = (phi(lo) - phi(hi)) / (sigma P); d log P / d log sigma = (lo phi(lo) - hi phi(hi)) / P
-    with np.errstate(over="ignore", invalid="ignore"):
-        w_lo = np.where(np.isfinite(lo), np.exp(-0.5 * lo**2 - LOG_SQRT_2PI - logp), 0.0)
-        w_hi = np.where(np.isfinite(hi), np.exp(-0.5 * hi**2 - LOG_SQRT_2PI - logp), 0.0)
-        d_mean = (w_lo - w_hi) / sigma
-        d_log_sigma = np.where(np.isfinite(lo), lo * w_lo, 0.0) - np.where(np.isfinite(hi), hi * w_hi, 0.0)
-    return logp, np.column_stack([X * d_mean[:, None], d_log_sigma])
-
-
-def _negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np.ndarray]:
-    """Minus the crossings' log-likelihood and its gradient (:func:`_scores`)."""
-    logp, grad = _scores(params, X, offset, lower, upper)
-    return -float(np.sum(logp)), -grad.sum(axis=0)
-
-
 def line_resolution(cr: pd.DataFrame) -> float:
     """How finely the crossings place a line's boundary, in log ||mu||: per (d, n) line, the
     least gap between the distinct ends of its closed brackets (its seeds' staggered norms; one
@@ -130,22 +90,6 @@ def sigma_floor(cr: pd.DataFrame) -> float:
     bracket)."""
     resolution = line_resolution(cr)
     return resolution / math.sqrt(12) if np.isfinite(resolution) else 1e-3
-
-
-def _maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
-    """The maximum-likelihood (beta, log sigma), sigma held at or above ``floor``, by scipy's
-    L-BFGS-B from a least-squares start on the brackets' midpoints."""
-    finite = np.isfinite(upper) & (lower > 0)
-    mid = np.where(finite, np.sqrt(lower * np.where(finite, upper, 1.0)), np.where(lower > 0, lower * 2, upper / 2))
-    scale = np.where(np.ptp(X, axis=0) > 0, X.std(axis=0), 1.0)  # columns on one scale: log d spans ~10
-    Xs = X / scale
-    beta = np.linalg.lstsq(Xs, np.log(mid) - offset, rcond=None)[0]
-    resid = np.log(mid) - offset - Xs @ beta
-    start = np.r_[beta, math.log(max(resid.std(), floor))]
-    bounds = [(None, None)] * X.shape[1] + [(math.log(floor), None)]
-    res = minimize(_negative_log_likelihood, start, args=(Xs, offset, lower, upper), jac=True, method="L-BFGS-B",
-                   bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 5000})  # fmt: skip
-    return np.r_[res.x[:-1] / scale, res.x[-1]]
 
 
 @dataclass(frozen=True)
@@ -219,11 +163,11 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
         intervals: bool = True) -> CrossingFit | None:  # fmt: skip
     """``law`` fitted to the crossings ``cr`` (:func:`crossings`) by interval-censored maximum
     likelihood (sigma at least :func:`sigma_floor`); ``fixed``: the exponents the "theory" law
-    holds ({"a": 0.25} or {"a": 0.5, "b": -0.5}). Intervals: Student's t on G - 1 degrees of
-    freedom with the sandwich covariance clustered by (d, n) line (G lines, CR1 scaled): a line's
-    seeds share its (d, n), so whatever the law misses there they miss together, and the lines,
-    not the crossings, are the units the exponents are fitted across. None where no crossing is
-    bracketed on both sides (nothing locates the boundary)."""
+    holds ({"a": 0.25} or {"a": 0.5, "b": -0.5}). ``intervals``: True, Student's t on G - 1 degrees
+    of freedom from the delete-one-(d, n)-line jackknife (G lines; a term a refit cannot fit, a
+    decade only the left-out line spans, gets no interval); "sandwich", the same from the sandwich
+    covariance clustered by line (CR1: cheaper, narrower with few lines); False, none. None where
+    no crossing is bracketed on both sides (nothing locates the boundary)."""
     if cr.empty or (cr["censored"] != "").all():
         return None
     fixed = dict(fixed or {})
@@ -232,14 +176,14 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
     x = X.to_numpy(float)
     floor = sigma_floor(cr)
-    params = _maximise(x, offset, lower, upper, floor)
-    nll = _negative_log_likelihood(params, x, offset, lower, upper)[0]
+    params = ic.maximise(x, offset, lower, upper, floor)
+    nll = ic.negative_log_likelihood(params, x, offset, lower, upper)[0]
     groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
     lines = int(len(np.unique(groups)))
     at_floor = params[-1] <= math.log(floor) + 1e-6
     cov = np.full((len(params), len(params)), np.nan)
     if intervals == "sandwich" and lines > 1:
-        cov = _clustered_covariance(params, x, offset, lower, upper, groups, held=at_floor)
+        cov = ic.clustered_covariance(params, x, offset, lower, upper, groups, held=at_floor)
     elif intervals and lines > 2:
         cov = _jackknife_covariance(cr, groups, law, fixed, knots, list(X.columns), len(params))
     quantile = float(student.ppf(0.5 + LEVEL / 2, max(lines - 1, 1)))
@@ -256,43 +200,25 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
                        bool(at_floor))  # fmt: skip
 
 
-def _clustered_covariance(params, x, offset, lower, upper, groups, held: bool) -> np.ndarray:
-    """The sandwich covariance of the parameters, clustered by ``groups``: the observed
-    information (statsmodels' numerical differentiation of the analytic score) around the sum of
-    each cluster's outer product of its score, scaled by G / (G - 1); sigma left out where it is
-    ``held`` at its floor."""
-    hess = approx_fprime(params, lambda p: _negative_log_likelihood(p, x, offset, lower, upper)[1], centered=True)
-    hess = (hess + hess.T) / 2
-    scores = _scores(params, x, offset, lower, upper)[1]
-    free = len(params) - 1 if held else len(params)
-    by_line = pd.DataFrame(scores[:, :free]).groupby(groups).sum().to_numpy()
-    count = len(by_line)
-    meat = by_line.T @ by_line * count / max(count - 1, 1)
-    bread = np.linalg.pinv(hess[:free, :free])
-    cov = np.full((len(params), len(params)), np.nan)
-    cov[:free, :free] = bread @ meat @ bread
-    return cov
-
-
 def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, law: str, fixed: dict, knots: tuple, names: list,
                           size: int) -> np.ndarray:  # fmt: skip
     """The delete-one-line jackknife covariance of the terms ``names``: the law refitted with each
     (d, n) line left out, (G - 1) / G times the sum of the outer products of the refits'
-    deviations from their mean. A term a refit cannot fit (a decade that only the left-out line
-    spans) is left out of that refit's share, pair by pair. Sigma's entries are NaN."""
+    deviations from their mean. A term some refit cannot fit (a decade that only the left-out
+    line spans) gets no variance: the jackknife never sees that line's miss, so it has no interval
+    (NaN). Sigma's entries are NaN."""
     refits = []
     for g in np.unique(groups):
         f = fit(cr[groups != g], law, fixed, knots, intervals=False)
         refits.append([f.estimates.get(t, np.nan) if f else np.nan for t in names])
     values = np.array(refits, dtype=float)
     cov = np.full((size, size), np.nan)
-    for i in range(len(names)):
-        for j in range(i, len(names)):
-            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
-            k = int(both.sum())
-            if k > 1:
-                u, v = values[both, i] - values[both, i].mean(), values[both, j] - values[both, j].mean()
-                cov[i, j] = cov[j, i] = (k - 1) / k * float(u @ v)
+    whole = np.isfinite(values).all(axis=0)
+    k = len(values)
+    for i in np.flatnonzero(whole):
+        for j in np.flatnonzero(whole):
+            u, v = values[:, i] - values[:, i].mean(), values[:, j] - values[:, j].mean()
+            cov[i, j] = (k - 1) / k * float(u @ v)
     return cov
 
 

@@ -3,34 +3,42 @@
 Each run has a fit time (its flipped labels fitted from then on) and a generalization time
 (attention selecting the relevant token at test time from then on), benign.analysis.milestones. A time is
 known only between two logged steps, (previous logged step, step], and a time the horizon does
-not reach is right-censored, (horizon, inf): every run is kept. lifelines fits:
-- Kaplan-Meier curves of each time per SNR band (the time first seen at a logged step,
-  right-censored at the horizon);
-- Weibull accelerated-failure-time regressions of log time on SNR, on 1/SNR^2 (two
+not reach is right-censored, (horizon, inf): every run is kept. Runs are grouped by where they
+head: the hard-max readout's test error at the horizon says whether attention selects the
+relevant token once its softmax saturates (benign once the labels are fitted) or not (harmful:
+such a run never generalizes, and mixing it in would make a cure look like a slow time). Fitted:
+- Kaplan-Meier curves of each time per SNR band (lifelines; the time first seen at a logged
+  step, right-censored at the horizon);
+- log-normal accelerated-failure-time regressions of log time on SNR, on 1/SNR^2 (two
   exponential forms) and on log SNR (a power law), each with log n and log d, by
-  interval-censored maximum likelihood; AIC says which form fits better;
-- each run's delay, its generalization time less its fit time, interval-censored from the two
-  times' intervals (right-censored where it has not generalized by the horizon), as a
-  Kaplan-Meier curve per SNR band and a regression of its own.
+  interval-censored maximum likelihood (benign.analysis.interval_censored), per group, the errors
+  clustered by (d, n, seed) line; AIC says which form fits better;
+- each run's delay, the ratio of its generalization time to its fit time, interval-censored from
+  the two times' intervals (right-censored where it has not generalized), a ratio under 1 (selection
+  before the fit) kept as it is: its regression, and per SNR band the median delay in steps and
+  how many runs select before they fit.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student
+
+from benign.analysis import interval_censored as ic
 
 TIMES = {"fit_noisy": "fit time", "generalized": "generalization time"}
 # the covariate whose effect on log time is fitted: two exponential forms (log t linear in SNR,
 # or in 1/SNR^2) and a power law (log t linear in log SNR: t ~ SNR^coef)
 FORMS = {"snr": "SNR", "inv_snr2": "1/SNR^2", "log_snr": "log SNR"}
-FIRST_LOW = 0.5  # the lower end of a time reached at the first logged step (step 0 or 1)
+FIRST_LOW = 0.5  # a time first seen at the first logged step (0 or 1) is at most this, or that step
+FLOOR = 1e-3  # the least scatter of log time the regressions allow (the logged steps resolve far coarser)
 
 
 def intervals(runs: pd.DataFrame, curves: pd.DataFrame, time: str) -> pd.DataFrame:
     """Per ok run with the milestone ``time``: lower and upper ends of the interval holding it,
-    (previous logged step, step] for an event and (horizon, inf) when censored, with snr, n, d."""
+    (previous logged step, step] for an event ((0, step] at the first logged step) and (horizon,
+    inf) when censored, with snr, n, d and seed."""
     runs = runs[(runs["status"] == "ok") & runs[f"{time}_step"].notna()]
     logged = curves[curves["run_id"].isin(runs["run_id"])].groupby("run_id")["step"].apply(np.sort)
     rows = []
@@ -41,9 +49,10 @@ def intervals(runs: pd.DataFrame, curves: pd.DataFrame, time: str) -> pd.DataFra
             low, high = step, np.inf
         else:
             before = steps[steps < step]
-            low, high = (float(before[-1]) if len(before) and before[-1] > 0 else FIRST_LOW), max(step, FIRST_LOW)
+            # seen at the first logged step: known only to be at most it (left-censored)
+            low, high = (float(before[-1]) if len(before) and before[-1] > 0 else 0.0), max(step, FIRST_LOW)
         rows.append({"run_id": run.run_id, "lower": low, "upper": high, "censored": censored,
-                     "snr": run.snr, "n": run.n, "d": run.d, "signal_norm": run.signal_norm})  # fmt: skip
+                     "snr": run.snr, "n": run.n, "d": run.d, "seed": run.seed, "signal_norm": run.signal_norm})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -73,55 +82,72 @@ def covariates(times: pd.DataFrame, form: str) -> pd.DataFrame:
     return out
 
 
-def aft(times: pd.DataFrame, form: str):
-    """A lifelines WeibullAFTFitter of log time on :func:`covariates`, by interval-censored
-    maximum likelihood; None where every time is censored (nothing to fit)."""
-    from lifelines import WeibullAFTFitter
-
-    if times["censored"].all() or len(times) < 5:
+def regression(times: pd.DataFrame, form: str) -> dict | None:
+    """A log-normal accelerated-failure-time regression of ``times`` (:func:`intervals`, or the
+    ratios of :func:`delays`): log time ~ N(intercept + covariates of ``form``, sigma^2) by
+    interval-censored maximum likelihood (benign.analysis.interval_censored), with 95% intervals
+    from the sandwich clustered by (d, n, seed) line (Student's t on G - 1): a line's runs share
+    its draw. {"coef": {covariate: (value, low, high)}, "aic", "lines"}; None where every time is
+    censored or too few lines."""
+    if times.empty or times["censored"].all() or len(times) < 5:
         return None
-    model = WeibullAFTFitter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit_interval_censoring(covariates(times, form), "lower", "upper")
-    return model
+    columns = covariates(times, form)
+    X = np.column_stack([np.ones(len(columns)), columns.drop(columns=["lower", "upper"]).to_numpy(float)])
+    names = ["Intercept", *columns.columns.drop(["lower", "upper"])]
+    lower, upper = columns["lower"].to_numpy(float), columns["upper"].to_numpy(float)
+    groups = times.groupby(["d", "n", "seed"]).ngroup().to_numpy()
+    lines = len(np.unique(groups))
+    if lines < 3:
+        return None
+    offset = np.zeros(len(X))
+    params = ic.maximise(X, offset, lower, upper, FLOOR)
+    cov = ic.clustered_covariance(params, X, offset, lower, upper, groups, held=params[-1] <= np.log(FLOOR) + 1e-6)
+    quantile = float(student.ppf(0.975, lines - 1))
+    se = np.sqrt(np.maximum(np.nan_to_num(np.diag(cov)), 0.0))
+    loglik = -ic.negative_log_likelihood(params, X, offset, lower, upper)[0]
+    coef = {n: (float(params[i]), float(params[i] - quantile * se[i]), float(params[i] + quantile * se[i]))
+            for i, n in enumerate(names)}  # fmt: skip
+    return {"coef": coef, "aic": float(2 * len(params) - 2 * loglik), "lines": lines}
 
 
-def aft_rows(times: pd.DataFrame, time: str) -> list[dict]:
-    """Every form's fit of one time as table rows: each covariate's coefficient on log time with
-    its 95% interval, the form's AIC, and whether it is the better form. A form whose likelihood
-    lifelines cannot maximise (its ConvergenceError) gets one row, covariate "x", with no numbers
-    and ``converged`` False: reported, not dropped, and not compared."""
-    from lifelines.exceptions import ConvergenceError
-
-    fits, failed = {}, []
-    for form in FORMS:
-        try:
-            fits[form] = aft(times, form)
-        except ConvergenceError:
-            failed.append(form)
-    aics = {form: m.AIC_ for form, m in fits.items() if m is not None}
+def regression_rows(times: pd.DataFrame, time: str, group: str) -> list[dict]:
+    """Every form's :func:`regression` of one time of one group of runs as table rows: each
+    covariate's coefficient on log time with its interval, the form's AIC, whether it is the
+    better form; one row, not fitted, where nothing can be."""
+    fits = {form: regression(times, form) for form in FORMS}
+    aics = {form: f["aic"] for form, f in fits.items() if f is not None}
     best = min(aics, key=aics.get) if aics else None
-    rows = [{"time": time, "form": form, "covariate": "x", "coef": np.nan, "coef_low": np.nan, "coef_high": np.nan,
-             "aic": np.nan, "better_form": False, "runs": len(times), "censored": int(times["censored"].sum()),
-             "converged": False} for form in failed]  # fmt: skip
-    for form, model in fits.items():
-        if model is None:
-            continue
-        summary = model.summary.loc["lambda_"]
-        for covariate, r in summary.iterrows():
-            rows.append({"time": time, "form": form, "covariate": covariate, "coef": r["coef"],
-                         "coef_low": r["coef lower 95%"], "coef_high": r["coef upper 95%"], "aic": model.AIC_,
-                         "better_form": form == best, "runs": len(times), "censored": int(times["censored"].sum()),
-                         "converged": True})  # fmt: skip
-    return rows
+    base = {
+        "time": time,
+        "group": group,
+        "runs": len(times),
+        "censored": int(times["censored"].sum()) if len(times) else 0,
+    }
+    if best is None:
+        return [{**base, "form": "", "covariate": "", "coef": np.nan, "coef_low": np.nan, "coef_high": np.nan,
+                 "aic": np.nan, "better_form": False, "lines": 0}]  # fmt: skip
+    return [
+        {**base, "form": form, "covariate": name, "coef": v, "coef_low": lo, "coef_high": hi, "aic": fit["aic"],
+         "better_form": form == best, "lines": fit["lines"]}
+        for form, fit in fits.items() if fit is not None
+        for name, (v, lo, hi) in fit["coef"].items()
+    ]  # fmt: skip
+
+
+def long_time_groups(runs: pd.DataFrame, hardmax_threshold: float) -> pd.Series:
+    """Each run's group by its long-time readout at its last step: "selects" where the hard-max
+    readout's test error is at most ``hardmax_threshold`` (the run heads for generalization:
+    benign once it fits), "does not select" otherwise (harmful: it never generalizes)."""
+    selects = runs["test_err_hardmax"].to_numpy(float) <= hardmax_threshold + 1e-9
+    return pd.Series(np.where(selects, "selects", "does not select"), index=runs.index)
 
 
 def band_medians(runs: pd.DataFrame, curves: pd.DataFrame, bands: int) -> pd.DataFrame:
     """Per SNR band (quantiles of the runs' log SNR): runs, censored counts and the Kaplan-Meier
     median of each time (inf where under half the runs reach it by the horizon), the difference
-    of the two medians (``delay``), and the Kaplan-Meier median of the runs' own delays
-    (:func:`delays`, ``run_delay_*``)."""
+    of the two medians (``delay``), and of the runs' own delays (:func:`delays`): their count,
+    how many are censored, their median in steps (signed; a censored delay counts as later than
+    any seen) and how many select before they fit (``selection_first``)."""
     ok = runs[runs["status"] == "ok"]
     band = dict(zip(ok["run_id"], snr_bands(ok["snr"], bands)))
     low = ok.assign(band=ok["run_id"].map(band)).groupby("band")["snr"].min()
@@ -139,34 +165,34 @@ def band_medians(runs: pd.DataFrame, curves: pd.DataFrame, bands: int) -> pd.Dat
     table["delay"] = table["generalized_median"] - table["fit_noisy_median"]
     per_run = delays(ok, curves)
     per_run = per_run.assign(band=per_run["run_id"].map(band))
-    stats = {b: (len(g), int(g["censored"].sum()), float(delay_kaplan_meier(g, "delay").median_survival_time_))
-             for b, g in per_run.groupby("band")}  # fmt: skip
-    for j, name in enumerate(("runs", "censored", "median")):
-        table[f"run_delay_{name}"] = [stats.get(b, (0, 0, np.nan))[j] for b in table["band"]]
+    table = table.assign(run_delay_runs=0, run_delay_censored=0, run_delay_median=np.nan, selection_first=0)
+    for b, g in per_run.groupby("band"):
+        at = table["band"] == b
+        seen = g[~g["censored"]]
+        # the median signed delay, censored runs counted as later than any seen (inf where half are)
+        ordered = np.sort(np.r_[seen["first"].to_numpy(float), np.full(len(g) - len(seen), np.inf)])
+        table.loc[at, "run_delay_runs"] = len(g)
+        table.loc[at, "run_delay_censored"] = len(g) - len(seen)
+        table.loc[at, "run_delay_median"] = float(np.median(ordered)) if len(ordered) else np.nan
+        table.loc[at, "selection_first"] = int((seen["first"] < 0).sum())
     return table
 
 
 def delays(runs: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
-    """Per ok run that fits its flipped labels by the horizon: its delay, the generalization time
-    less the fit time, between ``lower`` = max(generalization's lower end - fit's upper end, 0)
-    and ``upper`` = generalization's upper end - fit's lower end (inf where it has not
-    generalized: right-censored), with ``first`` the delay as the logged steps show it (clipped
-    at 0: attention selecting before the labels are fitted counts as no delay), and snr, n, d."""
+    """Per ok run that fits its flipped labels by the horizon: its delay as the ratio of its
+    generalization time to its fit time, between ``lower`` = generalization's lower end over
+    fit's upper end and ``upper`` = generalization's upper end over fit's lower end (inf where it
+    has not generalized: right-censored). A ratio under 1 is attention selecting before the labels
+    are fitted: kept as it is, a result, not a zero. ``first``: the delay in steps as the logged
+    steps show it, negative where selection came first; with snr, n, d and seed."""
     fit = intervals(runs, curves, "fit_noisy").set_index("run_id")
     gen = intervals(runs, curves, "generalized").set_index("run_id")
     both = fit[~fit["censored"]].merge(gen[["lower", "upper", "censored"]], left_index=True, right_index=True,
                                        suffixes=("", "_gen"))  # fmt: skip
-    lower = np.maximum(both["lower_gen"] - both["upper"], 0.0)
-    upper = np.where(both["censored_gen"], np.inf, np.maximum(both["upper_gen"] - both["lower"], FIRST_LOW))
-    first = np.maximum(np.where(both["censored_gen"], both["lower_gen"], both["upper_gen"]) - both["upper"], 0.0)
+    lower = both["lower_gen"] / both["upper"]
+    # a fit seen at the first logged step counts from half a step: a time of 0 has no ratio
+    upper = np.where(both["censored_gen"], np.inf, both["upper_gen"] / np.maximum(both["lower"], FIRST_LOW))
+    first = np.where(both["censored_gen"], both["lower_gen"], both["upper_gen"]) - both["upper"]
     return pd.DataFrame({"run_id": both.index, "lower": lower.to_numpy(), "upper": upper, "first": first,
                          "censored": both["censored_gen"].to_numpy(bool), "snr": both["snr"].to_numpy(),
-                         "n": both["n"].to_numpy(), "d": both["d"].to_numpy()})  # fmt: skip
-
-
-def delay_kaplan_meier(delay: pd.DataFrame, label: str):
-    """A lifelines KaplanMeierFitter of per-run delays (:func:`delays`): each the delay the logged
-    steps show, right-censored where the run has not generalized by the horizon."""
-    from lifelines import KaplanMeierFitter
-
-    return KaplanMeierFitter(label=label).fit(delay["first"], event_observed=~delay["censored"].to_numpy(bool))
+                         "n": both["n"].to_numpy(), "d": both["d"].to_numpy(), "seed": both["seed"].to_numpy()})  # fmt: skip

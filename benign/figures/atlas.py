@@ -94,39 +94,34 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
 
 @plt.rc_context(STYLE)
 def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> None:
-    """Per boundary: the mean shift of the crossings in log ||mu|| when the step is divided by the
-    check's factor (the same normalised time), with its 95% interval, against d, beside the band
-    of plus or minus the crossings' own resolution. A point whose
-    interval leaves the band marks a d the fits leave out (benign.analysis.convergence)."""
+    """Per boundary, against d: the largest change of a check crossing's bracket midpoint (in
+    ln ||mu||*) when the step is divided by the check's factor (the same normalised time), beside
+    the width of one seed's bracket (a crossing that moves beyond its own interval); a d where one
+    did is marked, and left out of the fits; the title gives the change of law (i)'s exponent of d
+    at the finer step (benign.analysis.convergence)."""
     names = list(dict.fromkeys(convergence["boundary"])) if len(convergence) else []
     fig, axes = plt.subplots(1, max(len(names), 1), figsize=(3.4 * max(len(names), 1), 3.0), squeeze=False,
                              sharey=True, layout="constrained")  # fmt: skip
     for ax, name in zip(axes[0], names):
         rows = convergence[convergence["boundary"] == name].sort_values("d")
-        d, shift = rows["d"].to_numpy(float), rows["shift"].to_numpy(float)
-        low, high = rows["shift_low"].to_numpy(float), rows["shift_high"].to_numpy(float)
-        margin = rows["margin"].to_numpy(float)
-        ok = np.isfinite(shift)
-        ax.fill_between(d, -margin, margin, color="0.9", step="mid", label="± the lines' resolution")
+        d, largest = rows["d"].to_numpy(float), rows["largest_shift"].fillna(0.0).to_numpy(float)
         converged = rows["verdict"].to_numpy() == "converged"
-        for keep, colour, marker, label in ((converged, BOUNDARY_COLOURS.get(name, "0.2"), "o", "converged"),
-                                            (~converged, "black", "x", "left out of the fits")):  # fmt: skip
-            sel = ok & keep
-            ax.errorbar(d[sel], shift[sel], yerr=[shift[sel] - low[sel], high[sel] - shift[sel]], fmt=marker, ms=5,
-                        capsize=2, color=colour, label=label)  # fmt: skip
-        for x, verdict in zip(d[~ok], rows["verdict"].to_numpy()[~ok]):
-            ax.annotate(f"{verdict}:\ntoo few pairs", (x, 0), fontsize=6, color="0.3", ha="center")
-        ax.axhline(0, color="0.5", lw=0.7)
+        ax.axhline(np.log(np.sqrt(2)), color="0.5", ls="--", lw=1.0, label="one seed's bracket")
+        ax.plot(d[converged], largest[converged], "o", ms=5, color=BOUNDARY_COLOURS.get(name, "0.2"), label="converged")
+        ax.plot(d[~converged], largest[~converged], "x", ms=7, color="black", label="left out of the fits")
         ax.set_xscale("log")
         ax.set_xlim(d.min() / 2, d.max() * 2)
+        ax.set_ylim(-0.02, max(0.5, float(largest.max()) * 1.2))
         ax.set_xlabel("token dimension d")
-        ax.set_title(name, fontsize=9)
-        ax.legend(fontsize=6, loc="best")
-    axes[0, 0].set_ylabel(f"shift of log {NORM}* (finer step)")
+        change, low, high = rows.iloc[0][["a_change", "a_change_low", "a_change_high"]].to_numpy(float)
+        note = f"\nchange of a: {change:+.3f} [{low:+.3f}, {high:+.3f}]" if np.isfinite(change) else ""
+        ax.set_title(name + note, fontsize=8)
+        ax.legend(fontsize=6, loc="upper left")
+    axes[0, 0].set_ylabel(f"largest change of ln {NORM}*")
     factor = int(convergence["factor"].iloc[0]) if len(convergence) else 2
-    note = (f"the same (d, n, seed) lines at the step divided by {factor} for {factor} times the steps, read at the "
-            "same normalised time as the atlas's longest horizon; bars: 95% intervals of the mean shift over the "
-            "pairs; grey: the crossings' own resolution; results/tables/step_convergence")  # fmt: skip
+    note = (f"the check's (d, n, seed) lines at the step divided by {factor} for {factor} times the steps, read at the "
+            "same normalised time as the atlas's longest horizon, on the same norms; a crossing moves beyond its "
+            "own interval where its brackets at the two steps are disjoint; results/tables/step_convergence")  # fmt: skip
     save(fig, stem, note)
 
 
@@ -237,15 +232,15 @@ def generalization_delay(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
 
 @plt.rc_context(STYLE)
 def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, stem: PathLike) -> None:
-    """The theory's clock in the benign band at the longest horizon: g(Lambda + log T) of the
+    """The theory's clock on the way to the benign regime (the runs benign.analysis.gap_growth.benign_growth
+    takes) at the longest horizon: g(Lambda + log T) of the
     clean training samples, less its start, against the steps (a line of slope 1 is linear
     growth); the normalised test loss r against the steps (slope -1 for a constant drive); and
     the rate of g's growth against ||mu||, per d."""
     horizon = int(labels["horizon"].max())
-    band = labels[(labels["horizon"] == horizon) & labels["overfits"].astype(bool) & labels["selects"].astype(bool)]
     info = runs.drop_duplicates("run_id").set_index("run_id")
-    growth = gap_growth.benign_growth(runs, curves, band)
-    band = band[band["run_id"].isin(growth.loc[~growth["saturated"], "run_id"])]
+    growth = gap_growth.benign_growth(runs, curves, labels[labels["horizon"] == horizon])
+    band = growth[~growth["saturated"].astype(bool)]
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.0), layout="constrained")
     ds = sorted(info.loc[band["run_id"], "d"].unique()) if len(band) else []
     shade = dict(zip(ds, plt.get_cmap("viridis")(np.linspace(0.05, 0.85, max(len(ds), 1)))))
@@ -276,8 +271,8 @@ def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, st
     axes[2].set_title("the clock's rate", fontsize=10)
     if len(growth):
         axes[2].legend(fontsize=7, loc="best")
-    note = (f"runs of the atlas in the benign band at {horizon:,} steps (flipped labels fitted, attention selecting at "
-            f"test time) whose attention is not saturated at the machine's precision, {len(band)} runs (of "
+    note = (f"runs of the atlas heading for the benign regime at {horizon:,} steps (flipped labels fitted, the hard-max "
+            f"readout selecting) whose attention is not saturated at the machine's precision, {len(band)} runs (of "
             f"{len(growth)}), colour: d; {seeds_note(runs)}; Lambda: the relevant logit minus the "
             "log-sum-exp of the others; results/tables/gap_dynamics")  # fmt: skip
     save(fig, stem, note)

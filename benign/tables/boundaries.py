@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student
 
 from benign.analysis import boundaries, crossings
 from benign.analysis import convergence as convergence_mod
@@ -20,16 +21,17 @@ LAW_NAMES = {"power": "(i) c d^a n^b", "theory": "(ii) theory x (ln d)^gamma", "
              "none": "base (no law)"}  # fmt: skip
 
 
-def out_of_sample(gain: float, se: float) -> str:
+def out_of_sample(gain: float, se: float, lines: int) -> str:
     """The held-out word of law (i) against the base rate, from its gain in log-likelihood per
-    crossing and that gain's standard error (clustered by line): "beats the base rate" where the
-    95% interval of the gain lies above 0, "worse than the base rate" below, "no clear difference"
-    otherwise."""
-    if not (np.isfinite(gain) and np.isfinite(se)):
+    crossing and that gain's standard error (clustered by line, Student's t on ``lines`` - 1):
+    "beats the base rate" where the 95% interval of the gain lies above 0, "worse than the base
+    rate" below, "no clear difference" otherwise."""
+    if not (np.isfinite(gain) and np.isfinite(se)) or lines < 2:
         return "not scored"
-    if gain - 1.959964 * se > 0:
+    half = float(student.ppf(0.975, lines - 1)) * se
+    if gain - half > 0:
         return "beats the base rate"
-    if gain + 1.959964 * se < 0:
+    if gain + half < 0:
         return "worse than the base rate"
     return "no clear difference from the base rate"
 
@@ -88,7 +90,7 @@ def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, 
     row["best_heldout"] = max(scored, key=scored.get) if scored else ""
     row["best_aic"] = min(aics, key=aics.get) if aics else ""
     row["heldout_gain"], row["heldout_gain_se"] = crossings.held_out_gain(cr, scores["power"], scores["none"])
-    row["out_of_sample"] = out_of_sample(row["heldout_gain"], row["heldout_gain_se"])
+    row["out_of_sample"] = out_of_sample(row["heldout_gain"], row["heldout_gain_se"], row["lines"])
     for k0, k1 in zip(knots[:-1], knots[1:]):
         _term(row, crossings.slope_name(k0, k1), fits["decades"], crossings.slope_name(k0, k1))
     for axis, theory in (("a", theory_a), ("b", theory_b), ("e", 0.0)):
@@ -111,19 +113,17 @@ def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, 
 
 def horizon_settling(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: str, negate: bool) -> list[dict]:
     """Between each pair of consecutive horizons, the same lines' crossings compared
-    (benign.analysis.convergence.judge): the mean shift in log ||mu||, per decade of time too,
-    and whether the boundary has settled; ``settled_from``, the first horizon from which every
-    later pair has settled (NaN if none)."""
+    (benign.analysis.convergence.drift): the drift of ln ||mu||* per decade of time, averaged per
+    line, with its interval over the lines, and whether the boundary has settled;
+    ``settled_from``, the first horizon from which every later pair has settled (NaN if none)."""
     horizons = sorted(labels["horizon"].unique())
     out = []
     for before, after in zip(horizons[:-1], horizons[1:]):
         pairs = convergence_mod.paired_crossings(side_labels(labels[labels["horizon"] == before], runs, column, negate),
-                                             side_labels(labels[labels["horizon"] == after], runs, column, negate))  # fmt: skip
-        judged = convergence_mod.judge(pairs, settled="settled")
-        decades = math.log10(after / before)
+                                                 side_labels(labels[labels["horizon"] == after], runs, column, negate))  # fmt: skip
+        judged = convergence_mod.drift(pairs, math.log10(after / before))
         out.append({"boundary": name, "horizon": int(after), "previous_horizon": int(before),
-                    **{f"settle_{k}": v for k, v in judged.items()},
-                    **{f"drift_per_decade{s}": judged[f"shift{s}"] / decades for s in ("", "_low", "_high")}})  # fmt: skip
+                    **{f"settle_{k}": v for k, v in judged.items()}})  # fmt: skip
     settled = [r["settle_verdict"] == "settled" for r in out]
     first = next((out[i]["previous_horizon"] for i in range(len(out)) if all(settled[i:])), np.nan)
     for r in out:
@@ -146,8 +146,7 @@ def horizon_limit(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: s
         cells = cells[cells.set_index(["d", "n"]).index.isin(common)]
         f = crossings.fit(crossings.crossings(cells), "power", None, knots) if len(cells) else None
         if f is not None and "a" in f.estimates:
-            low, high = f.intervals["a"]
-            points.append((horizon, f.estimates["a"], (high - low) / (2 * 1.959964)))
+            points.append((horizon, f.estimates["a"], math.sqrt(f.cov.loc["a", "a"])))
     out = {"boundary": name, "lines_every_horizon": len(common), "a_by_horizon": points, "a_limit": np.nan,
            "a_limit_low": np.nan, "a_limit_high": np.nan}  # fmt: skip
     if len(points) >= 3:
@@ -224,14 +223,18 @@ def _worded(r, p: str, theory: float) -> str:
     if not np.isfinite(r[p]):
         return MISSING
     words = r[f"{p}_verdict"]
-    return _iv(r, p) if words == GRID else f"{_iv(r, p)}: {words} (theory {theory:g} ± {r['margin']:g})"
+    if words == GRID:
+        return _iv(r, p)
+    if words == "agrees" and not r[f"{p}_low"] <= theory <= r[f"{p}_high"]:
+        words = "agrees (the interval excludes the value itself)"
+    return f"{_iv(r, p)}: {words} (theory {theory:g} ± {r['margin']:g})"
 
 
 def _moved(r) -> str:
-    if not np.isfinite(r.get("settle_shift", np.nan)):
+    if not np.isfinite(r.get("settle_drift", np.nan)):
         return MISSING if not isinstance(r.get("settle_verdict"), str) else r["settle_verdict"]
-    return (f"{_interval(r['settle_shift'], r['settle_shift_low'], r['settle_shift_high'])} "
-            f"(margin ±{r['settle_margin']:.3g}): {r['settle_verdict']}")  # fmt: skip
+    return (f"{_interval(r['settle_drift'], r['settle_drift_low'], r['settle_drift_high'])} "
+            f"(margin ±{r['settle_margin']:.3g}; {r['settle_lines']} lines): {r['settle_verdict']}")  # fmt: skip
 
 
 def _display(table: pd.DataFrame) -> pd.DataFrame:
@@ -262,7 +265,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
                 else r["out_of_sample"]
                 for r in rows
             ],  # fmt: skip
-            "Shift since the previous horizon, log ||mu||": [_moved(r) for r in rows],
+            "Drift since the previous horizon, ln ||mu||* per decade of time": [_moved(r) for r in rows],
             "k (runs)": [
                 f"{r['k']:.3g}" + (" (at the cap)" if r["k_capped"] else "") if np.isfinite(r["k"]) else MISSING
                 for r in rows
@@ -311,10 +314,10 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
                 f"{v:g}" if np.isfinite(v) else "not by the last horizon"
                 for v in firsts.get("settled_from", pd.Series(np.nan, index=firsts.index))
             ],  # fmt: skip
-            "Drift per decade of time between the last two horizons, log ||mu||": [
+            "Drift between the last two horizons, ln ||mu||* per decade of time": [
                 _interval(
                     *(
-                        table[table["boundary"] == b].iloc[-1].get(f"drift_per_decade{s}", np.nan)
+                        table[table["boundary"] == b].iloc[-1].get(f"settle_drift{s}", np.nan)
                         for s in ("", "_low", "_high")
                     )
                 )
@@ -352,19 +355,21 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
         "### Local slopes per decade of d",
         "The slopes of law (iii), each with its 95% interval ('set by the grid', with the half-width the grid allows, "
         "where the interval is no wider than lines known only to their resolution would give: the width then measures "
-        "the grid, not the data).",
+        "the grid, not the data; 'open' where a single line identifies the slope, whose miss the lines' jackknife "
+        "cannot see).",
         _markdown_table(slopes),
         "### Horizons and the step check",
-        "A boundary has settled between two horizons where the 95% interval of its crossings' mean shift (the same "
-        "lines, paired) lies within the resolution its lines' staggered brackets give a crossing; 'settled from' is "
-        "the first horizon from which every later pair has; the drift is the mean shift per decade of time. A d is "
-        "left out of a boundary's fits where the step check did not find its crossings converged "
-        "(results/tables/step_convergence).",
+        "Between two horizons the same lines' crossings are paired; a line's drift is the mean change of its seeds' "
+        "bracket midpoints in ln ||mu||* per decade of time, and the lines are the units (Student's t on G - 1). A "
+        "boundary has settled there where the 95% interval of the drift lies within the resolution its lines' "
+        "staggered brackets give a crossing; 'settled from' is the first horizon from which every later pair has. A "
+        "d is left out of a boundary's fits (at every horizon) where a crossing of the step check at the longest "
+        "horizon moved beyond its own bracket (results/tables/step_convergence).",
         _markdown_table(horizons),
-        "### The exponent of d as the horizon grows",
+        "### The exponent of d as the horizon grows (exploratory)",
         "On the lines that reach every horizon, law (i) at each horizon (± 95%), and a = a_inf + s / ln(horizon) fitted "
-        "by weighted least squares with those variances: a_inf, with its 95% interval, is where the finite-horizon "
-        "exponent heads.",
+        "by weighted least squares with those variances. Exploratory: the horizons' fits share their lines, so the "
+        "points are not independent, and a_inf extrapolates far past the last horizon.",
         _markdown_table(extrapolated),
         "### Argmax selection of near-uniform attention",
         "Share of the runs the argmax label calls 'selects' whose normalised test loss r is still above 0.9 (attention "

@@ -1,4 +1,4 @@
-"""The gap-dynamics table: in the benign band, does g of the attention gap grow linearly in the
+"""The gap-dynamics table: for the runs heading for the benign regime, does g of the attention gap grow linearly in the
 steps, as the theory's clock says, for the clean training samples and for the test samples (the
 signal's part), is the signal's drive lr ||mu||^2, and how does r fall (docs/regimes.md#dynamics)."""
 
@@ -77,28 +77,31 @@ def gap_dynamics(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame,
     )
     exponents, regressions = _exponents(growth), _regressions(growth)
     header = [
-        "## Synthetic data: the attention gap's clock in the benign band",
+        "## Synthetic data: the attention gap's clock on the way to the benign regime",
         "Lambda: the relevant token's logit minus the log-sum-exp of the other tokens'; g(x) = 2x + 2 sinh(x - log T) "
         "at x = Lambda + log T, the gap of s = e^x / (e^x + T); the trainer logs the mean of g over the clean training "
         "samples and over the test samples at each logged step. A test sample's gap holds no memorised noise of its "
         "own: it is the signal's part, which the theory drives at lr ||mu||^2 per step. The theory's clock: g grows "
         "linearly in the steps while the drive is constant (local exponent 1). On a log-spaced schedule a high R^2 of "
         "g on steps cannot tell a linear clock from a power 0.7 or 1.5, so the clock is judged by the local exponent "
-        "(OLS of log(g - g(0)) on log steps over the last decade before the horizon), its mean over the runs with a "
-        "95% interval clustered by (d, n, seed) line, and words against 1 with a margin of "
+        "(OLS of log(g - g(0)) on log steps over the last decade before the horizon), averaged per (d, n) line, its "
+        "mean over the lines with a 95% interval (Student's t on G - 1), and words against 1 with a margin of "
         f"±{CLOCK_MARGIN:g}: 'agrees' where the whole interval lies within it, 'departs' where it excludes 1. Runs: "
-        "those in the benign band at the horizon (their flipped labels fitted, attention selecting at test time); "
-        "saturated: a mean Lambda of 30, where the weights off the relevant token are at the machine's precision "
-        "(left out of the statistics).",
+        "those heading for the benign regime, their flipped labels fitted and their hard-max readout selecting at "
+        "the longest horizon, the same runs at every horizon (a sample chosen by r, whose value is set by how fast "
+        "the gap grew, would select on the clock's own speed); saturated: a mean Lambda of 30, where the weights off "
+        "the relevant token are at the machine's precision (left out of the statistics).",
         _markdown_table(exponents) if len(exponents) else "No horizon has enough benign runs.",
         "### Per n: medians [IQR]",
     ]
     footer = [
         "### How the clock's rate depends on ||mu||, d and n",
-        "OLS of log(slope of g on steps) on log ||mu||, log d and log n over the benign runs of each horizon, "
-        "standard errors clustered by (d, n, seed) line; for the test samples' gap, against the theory's drive at the "
-        f"atlas's fixed step size, lr ||mu||^2 with lr = step_size / d: 2, -1 and 0 (words with a margin of "
-        f"±{CLOCK_MARGIN:g}).",
+        "OLS of log(slope of g on steps) on log ||mu||, log d and log n over those runs at each horizon, standard "
+        "errors clustered by (d, n) line (Student's t on G - 1: d and n vary only between lines); for the test "
+        "samples' gap, against the theory's drive at the atlas's fixed step size, lr ||mu||^2 with lr = step_size / d: "
+        f"2, -1 and 0 (words with a margin of ±{CLOCK_MARGIN:g}). Where the local exponent is not 1, the slope of g on "
+        "a log-spaced schedule is an average rate, not the clock's constant: read these as how the average rate "
+        "scales.",
         _markdown_table(regressions) if len(regressions) else "No horizon has enough benign runs to fit.",
     ]
     write(growth, summary, header, stem, footer)

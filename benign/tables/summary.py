@@ -62,7 +62,8 @@ def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
             "sigma (floor)": f"{_f(r['sigma'])} ({_f(r['sigma_floor'])})",
             "out of sample: (i) over base, per crossing": f"{_f(r['heldout_gain'])} ± {_f(r['heldout_gain_se'], 2)}: "
                                                           f"{r['out_of_sample']}",
-            "shift since the previous horizon": (f"{_interval(r, 'settle_shift')}: {r['settle_verdict']}"
+            "drift since the previous horizon, ln ||mu||* per decade of time": (
+                f"{_interval(r, 'settle_drift')}: {r['settle_verdict']}"
                                                  if isinstance(r.get("settle_verdict"), str) else MISSING),
             "left out by the step check": r["left_out_d"],
         })  # fmt: skip
@@ -83,10 +84,11 @@ def _slopes(table: pd.DataFrame) -> pd.DataFrame:
 def _step_check(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "boundary": table["boundary"], "d": table["d"].map(_f),
-        "pairs (closed; moved beyond their bracket)": [f"{int(p)} ({int(c)}; {int(m)})" for p, c, m in
-                                                       zip(table["pairs"], table["closed_pairs"], table["moved"])],
-        "mean shift [95%]": [_interval(r, "shift") for _, r in table.iterrows()],
-        "margin": table["margin"].map(_f), "verdict": table["verdict"],
+        "crossings (closed; changed; moved beyond their own)": [
+            f"{int(p)} ({int(c)}; {int(h)}; {int(m)})"
+            for p, c, h, m in zip(table["pairs"], table["closed_pairs"], table["changed"], table["moved"])],
+        "verdict": table["verdict"],
+        "change of a at the finer step [95%]": [_interval(r, "a_change") for _, r in table.iterrows()],
     })  # fmt: skip
 
 
@@ -108,11 +110,12 @@ def _gaps(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _times(table: pd.DataFrame) -> pd.DataFrame:
-    first = table.drop_duplicates(["time", "form"])
+    first = table.drop_duplicates(["group", "time", "form"])
     return pd.DataFrame({
-        "time": first["time"], "form": first["form"], "AIC": first["aic"].map(_f),
-        "better (lower AIC)": first["better_form"].map({True: "yes", False: "no"}),
-        "runs (censored)": [f"{int(r)} ({int(c)})" for r, c in zip(first["runs"], first["censored"])],
+        "runs heading for": first["group"], "time": first["time"], "form": first["form"].replace("", "not fitted"),
+        "AIC": first["aic"].map(_f), "better (lower AIC)": first["better_form"].map({True: "yes", False: "no"}),
+        "runs (censored; lines)": [f"{int(r)} ({int(c)}; {int(n)})" for r, c, n in
+                                   zip(first["runs"], first["censored"], first["lines"])],
     })  # fmt: skip
 
 
