@@ -296,7 +296,7 @@ def atlas(ctx: Context) -> dict:
     as many worker processes as the machine has CPUs, each at 1 thread."""
     import pandas as pd
 
-    from benign.analysis.refinement import refinement_runs
+    from benign.analysis.refinement import convergence_runs, refinement_runs
     from benign.analysis.theory import Criteria
     from benign.config.resources import cluster_settings, pack
 
@@ -307,17 +307,25 @@ def atlas(ctx: Context) -> dict:
     jobs = {k: v for k, v in synthetic_jobs(cfg).items() if any(k.startswith(f"{model}_{s}_") for s in sweeps)}
     if ctx.quick:  # two jobs, their first two runs, 20 steps
         jobs = {k: [dict(r, steps=20, log_points=5) for r in v[:2]] for k, v in list(jobs.items())[:2]}
-        refine = refine and dict(refine, horizon=20)
+        fits = dict(fits, horizons=[20])
     workers = os.cpu_count() or 1
     wall, walls, frames = _run_jobs(jobs, workers)
     runs = sum(len(v) for v in jobs.values())
     refined = {}
     if refine:
-        planned = refinement_runs(pd.concat([f[0] for f in frames]), pd.concat([f[1] for f in frames]),
-                                  refine["horizon"], refine["points"],
-                                  cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"],
-                                  Criteria(**cfg["synthetic"]["regime"]), f"{refine['sweep']}_refine")  # fmt: skip
+        runs_done, curves_done = pd.concat([f[0] for f in frames]), pd.concat([f[1] for f in frames])
+        log_points = cfg["synthetic"][model]["sweeps"][refine["sweep"]]["log_points"]
+        criteria = Criteria(**cfg["synthetic"]["regime"])
+        planned = refinement_runs(runs_done, curves_done, fits["horizons"], refine["points"], refine["seeds"],
+                                  log_points, criteria, f"{refine['sweep']}_refine")  # fmt: skip
         plan = pack(planned, f"{model}_{refine['sweep']}_refine", refine["batches_per_job"], cluster_settings(cfg))
+        check = fits.get("convergence")
+        if check:
+            checked = convergence_runs(runs_done, curves_done, max(fits["horizons"]), refine["points"], check["seeds"],
+                                       refine["seeds"], check["factor"], log_points, criteria,
+                                       f"{refine['sweep']}_convergence")  # fmt: skip
+            plan |= pack(checked, f"{model}_{refine['sweep']}_convergence", check["batches_per_job"],
+                         cluster_settings(cfg))  # fmt: skip
         refine_wall, refined, _ = _run_jobs(plan, workers)
         wall += refine_wall
         runs += sum(len(v) for v in plan.values())

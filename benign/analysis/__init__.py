@@ -2,14 +2,15 @@
 logged during training, is benign.synthetic.selection):
 
 1. ``metrics.py``: the per-run measures the tables and figures share.
-2. ``theory.py``: the paper's regimes and boundaries, and the labels of a run.
+2. ``theory.py``: the paper's regimes and boundaries, the labels of a run, the atlas's view.
 3. ``milestones.py``: when a run fits its flipped labels and when it generalizes.
-4. ``crossings.py``: one crossing per line, seed and horizon, and the laws fitted to them.
-   ``boundaries.py``: the boundaries fitted, and the run-level logistic fit (its steepness, a
-   line-seed bootstrap).
-5. ``refinement.py``: the runs that refine each line around its transitions.
-6. ``survival.py``: fit and generalization times and each run's delay as censored survival times.
-   ``gap_growth.py``: does g of the attention gap grow linearly in the benign band?
-7. ``predictor.py``: the fitted regime model's answer at a setting.
-8. ``time_scale.py``: runs at (lr, t) against (k lr, t / k): is the theory's time lr t?
+4. ``interval_censored.py``: the normal regression of values known only between two ends,
+   clustered by groups; ``crossings.py``: one crossing per line, seed and horizon, and the laws
+   fitted to them; ``boundaries.py``: the boundaries' labels and the run-level logistic fit.
+5. ``refinement.py``: the runs that refine each line around its transitions, and the step
+   check's; ``convergence.py``: whether the crossings move with the step or the horizon.
+6. ``survival.py``: fit and generalization times and each run's delay as censored times.
+   ``gap_growth.py``: does g of the attention gap grow linearly on the way to the benign regime?
+7. ``one_step.py``: where one step at the paper's lr already fits the flipped labels.
+8. ``predictor.py``: the fitted regime model's answer at a setting.
 """

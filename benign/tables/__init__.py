@@ -2,11 +2,11 @@
 
 1. ``common.py``: seed statistics, cell formatting, the atomic CSV + Markdown writer.
 2. ``synthetic.py``: the named settings of every model.
-3. ``boundaries.py``: the regime boundaries and the regime model of the atlas.
+3. ``boundaries.py``: the regime boundaries and the regime model of the atlas;
+   ``step_convergence.py``: its step check; ``one_step.py``: the one-step map of the paper's lr.
 4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times;
    ``gap_dynamics.py``: the theory's clock in the benign band.
 5. ``max_margin.py``: the attention-SVM check.
-   ``lr_time.py``: the time-scale check (written by ``python -m benign lr-time``, not the workflow).
 6. ``real.py``: Tables 2 and 6, with the paper's numbers (``reference/``) beside ours.
 7. ``real_dynamics.py``: real data over phase 2: peak and final test accuracy, the memorising
    epoch, the cost of re-initialisation.
