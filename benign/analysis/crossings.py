@@ -187,7 +187,7 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     elif intervals and lines > 2:
         cov = _jackknife_covariance(cr, groups, law, fixed, knots, list(X.columns), len(params))
     quantile = float(student.ppf(0.5 + LEVEL / 2, max(lines - 1, 1)))
-    se = np.sqrt(np.maximum(np.nan_to_num(np.diag(cov), nan=0.0), 0.0))
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))  # NaN where a term has no variance: no interval
     ci = np.column_stack([params - quantile * se, params + quantile * se])
     llf = -nll
     names = list(X.columns)

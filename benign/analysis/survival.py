@@ -103,7 +103,7 @@ def regression(times: pd.DataFrame, form: str) -> dict | None:
     params = ic.maximise(X, offset, lower, upper, FLOOR)
     cov = ic.clustered_covariance(params, X, offset, lower, upper, groups, held=params[-1] <= np.log(FLOOR) + 1e-6)
     quantile = float(student.ppf(0.975, lines - 1))
-    se = np.sqrt(np.maximum(np.nan_to_num(np.diag(cov)), 0.0))
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))  # NaN where the likelihood gave no covariance
     loglik = -ic.negative_log_likelihood(params, X, offset, lower, upper)[0]
     coef = {n: (float(params[i]), float(params[i] - quantile * se[i]), float(params[i] + quantile * se[i]))
             for i, n in enumerate(names)}  # fmt: skip
