@@ -342,8 +342,8 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     step_tables.step_convergence(view["convergence"], tmp_path / "steps")
     atlas_figures.step_convergence(view["convergence"], tmp_path / "steps_figure")
     assert_rendered(tmp_path / "steps_figure")
-    one_step_tables.one_step_regime(runs, "one_step", criteria, tmp_path / "one")
-    one_step_figures.one_step_regime(runs, "one_step", criteria, tmp_path / "one_figure")
+    one_step_tables.one_step_regime(runs, curves, "one_step", criteria, tmp_path / "one")
+    one_step_figures.one_step_regime(runs, curves, "one_step", criteria, tmp_path / "one_figure")
     assert_rendered(tmp_path / "one_figure")
     fits = boundary_tables.regime_boundaries(atlas, labels, view["convergence"], tmp_path / "rb",
                                              boundary_tables.criteria_text(criteria), 2 ** (1 / 8), 0.05)  # fmt: skip

@@ -193,7 +193,7 @@ ARTIFACTS = {
                  **ATLAS_TABLE),
         Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
                  "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
-                 function="benign.tables.one_step:one_step_regime", inputs={"runs": "runs@token"},
+                 function="benign.tables.one_step:one_step_regime", inputs={"runs": "runs@token", "curves": "curves@token"},
                  params={"sweep": "@one_step", "criteria": "synthetic.regime"}),
         Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
                  "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
@@ -213,7 +213,7 @@ ARTIFACTS = {
                  view=atlas("convergence"), caption="step_convergence_figure"),
         Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
                  "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
-                 function="benign.figures.one_step:one_step_regime", inputs={"runs": "runs@token"},
+                 function="benign.figures.one_step:one_step_regime", inputs={"runs": "runs@token", "curves": "curves@token"},
                  params={"sweep": "@one_step", "criteria": "synthetic.regime"}, caption="one_step_regime_figure"),
         Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
                  "theory's", "Synthetic", when="boundary_fits", function="benign.figures.atlas:boundary_scaling",

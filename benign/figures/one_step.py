@@ -16,11 +16,13 @@ PAPER_D = 5000  # the paper's heatmaps run d from 250 to 5000 at this lr
 
 
 @plt.rc_context(STYLE)
-def one_step_regime(runs: pd.DataFrame, sweep: str, criteria: Criteria | dict, stem: PathLike) -> None:
+def one_step_regime(runs: pd.DataFrame, curves: pd.DataFrame, sweep: str, criteria: Criteria | dict,
+                    stem: PathLike) -> None:  # fmt: skip
     """Per n: the mean share of flipped labels the first step at the paper's lr fits, per (d,
-    ||mu||) cell; the cells where it fits them on at least half of the seeds ringed; the paper's
+    ||mu||) cell; the cells where it fits them (not so fitted at initialisation) on at least half
+    of the seeds ringed; the paper's
     heatmap range of d shaded; the line SNR = 1 / sqrt(n) (Magen et al.'s scale)."""
-    cells = one_step_cells(runs, sweep, criteria)
+    cells = one_step_cells(runs, curves, sweep, criteria)
     ns = sorted(cells["n"].unique())
     fig, axes = plt.subplots(1, len(ns), figsize=(3.4 * len(ns), 3.2), squeeze=False, sharey=True,
                              layout="constrained")  # fmt: skip
