@@ -112,7 +112,7 @@ def _gaps(table: pd.DataFrame) -> pd.DataFrame:
 def _times(table: pd.DataFrame) -> pd.DataFrame:
     first = table.drop_duplicates(["group", "time", "form"])
     return pd.DataFrame({
-        "runs heading for": first["group"], "time": first["time"], "form": first["form"].replace("", "not fitted"),
+        "runs heading for": first["group"], "time": first["time"], "form": first["form"].fillna("").replace("", "not fitted: every time censored"),
         "AIC": first["aic"].map(_f), "better (lower AIC)": first["better_form"].map({True: "yes", False: "no"}),
         "runs (censored; lines)": [f"{int(r)} ({int(c)}; {int(n)})" for r, c, n in
                                    zip(first["runs"], first["censored"], first["lines"])],
@@ -182,7 +182,7 @@ SECTIONS = (  # (table, heading, what its rows say)
     ("step_convergence", "The atlas's step check (step halved, steps doubled)", _step_check),
     ("regime_boundaries", "Regime boundaries of the atlas", _boundaries),
     ("regime_boundaries", "Regime boundaries: the local slope of each decade of d", _slopes),
-    ("gap_dynamics", "The attention gap's clock in the benign band", _gaps),
+    ("gap_dynamics", "The attention gap's clock on the way to the benign regime", _gaps),
     ("generalization_times", "Fit and generalization times (censored regressions)", _times),
     ("delay_scan", "Delay scan in the benign band (runs per outcome)", _delay_scan),
     ("one_step_regime", "The one-step regime of the paper's lr", _one_step),
