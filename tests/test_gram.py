@@ -196,3 +196,24 @@ def test_the_command_line_refuses_a_run_before_any_work(root):
     assert small.returncode == 2 and "--d = 300" in small.stderr and "324" in small.stderr, small.stderr
     huge = run("--d", "10000000")
     assert huge.returncode == 2 and "--d = 10000000" in huge.stderr and "--engine gram" in huge.stderr, huge.stderr
+
+
+def test_the_lines_of_one_seed_are_independent_draws_across_d():
+    """Lines at two d (or two n) of one seed share no random numbers: the training noise's
+    coordinates on e_1, e_2, the test noise and W0 correlate no more than independent draws do.
+    Under a stream keyed by the seed alone they would correlate at 1."""
+    n, T, seed = 10, 8, 1
+    (tr_a, te_a), (tr_b, te_b) = (gram.noise(n, T, d, 1.0, 50, seed) for d in (1_000, 10_000_000))
+    _, te_c = gram.noise(20, T, 1_000, 1.0, 50, seed)
+    W_a, W_b = (gram.init_W(d, n, T, seed) * math.sqrt(3 * d) for d in (1_000, 10_000_000))
+    below = torch.tril(torch.ones(40, 40, dtype=torch.bool), diagonal=-1)  # W0's normal entries (Bartlett)
+    pairs = [
+        (tr_a[..., :2], tr_b[..., :2]),
+        (te_a[..., :40], te_b[..., :40]),
+        (te_a[..., :40], te_c[..., :40]),
+        (W_a[:40, :40][below], W_b[:40, :40][below]),
+    ]
+    for x, y in pairs:
+        x, y = x.flatten().numpy(), y.flatten().numpy()
+        rho = np.corrcoef(x, y)[0, 1]
+        assert abs(rho) < 4 / math.sqrt(x.size), (x.size, rho)  # 4 standard errors of a null correlation
