@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from benchmarks import reference
 from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
-from benign.config.validate import grid
+from benign.plan.validate import grid
 from benign.synthetic import models
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.trainer import RunSpec, log_steps, train_runs
@@ -210,7 +210,7 @@ def encoder_grid(ctx: Context) -> dict:
         # Three measured d (the ends and the middle) before the budget is checked: the fit needs them.
         if budget and len(per_d) >= 3 and time.perf_counter() - start + _predict(per_d, d) > budget:
             break
-        # Heatmap runs log at steps 0 and the end only (benign.config.synthetic_jobs).
+        # Heatmap runs log at steps 0 and the end only (benign.plan.synthetic_jobs).
         specs = [
             RunSpec(model="encoder", d=d, signal_norm=m, mlp_dim=mlp, steps=steps, setting="heatmap") for m in norms
         ]

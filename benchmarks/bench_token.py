@@ -13,8 +13,8 @@ import yaml
 
 from benchmarks import reference
 from benchmarks.common import RESULTS, ROOT, Context, extrapolate, rounded, target, timed
-from benign.config.plan import synthetic_jobs
-from benign.config.validate import grid, validate_config
+from benign.plan.jobs import synthetic_jobs
+from benign.plan.validate import grid, validate_config
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.trainer import RunSpec, train_runs
 
@@ -298,7 +298,7 @@ def atlas(ctx: Context) -> dict:
 
     from benign.analysis.refinement import convergence_runs, refinement_runs
     from benign.analysis.theory import Criteria
-    from benign.config.resources import cluster_settings, pack
+    from benign.plan.resources import cluster_settings, pack
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")

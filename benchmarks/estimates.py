@@ -1,4 +1,4 @@
-"""Each training job's estimate (benign/config/resources.py) against what it used in a finished run.
+"""Each training job's estimate (benign/plan/resources.py) against what it used in a finished run.
 
 Reads the per-job runs tables of a finished reproduction (their ``peak_rss_mb`` and
 ``wall_time_s``) and the config it ran, recomputes every training job's request, and writes
@@ -20,10 +20,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
-from benign.config import plan, resources
-from benign.config import validate as cv
 from benign.core import paths
 from benign.core.io import write_json
+from benign.plan import plan, resources
+from benign.plan import validate as cv
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 
-from benign.config import ConfigError
-from benign.config.validate import check_run
 from benign.core import paths
+from benign.plan import ConfigError
+from benign.plan.validate import check_run
 from benign.synthetic import registry, spec
 
 
@@ -47,9 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--model-table", default=paths.fill(paths.ARTIFACT, kind="table", stem="regime_model", ext=".csv"),
                      help="the fitted model (rule table_regime_boundaries writes it)")  # fmt: skip
     reg.add_argument("--json", action="store_true", help="print one JSON object")
-    art = sub.add_parser("artifacts", help="print the artifact index (benign/config/artifacts.py)")
+    art = sub.add_parser("artifacts", help="print the artifact index (benign/artifacts/)")
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
-    sch = sub.add_parser("schema", help="print the config schema, generated (benign/config/schema.py)")
+    sch = sub.add_parser("schema", help="print the config schema, generated (benign/plan/schema.py)")
     sch.add_argument("--write", action="store_true", help="write it to workflow/schemas/config.schema.yaml")
     return parser
 
@@ -89,7 +89,7 @@ def _artifacts(args) -> int:
     """The artifact index, printed or written into the files that hold it."""
     from pathlib import Path
 
-    from benign.config import artifacts
+    from benign.artifacts import table as artifacts
 
     if not args.write:
         print(artifacts.index(), end="")
@@ -104,7 +104,7 @@ def _artifacts(args) -> int:
 def _schema(args) -> int:
     """The config schema, generated from its hand-written source, the run spec and the registry;
     printed, or written where the workflow reads it."""
-    from benign.config import schema
+    from benign.plan import schema
 
     if not args.write:
         print(schema.text(), end="")
@@ -114,10 +114,10 @@ def _schema(args) -> int:
 
 
 def check_memory(run: dict, device: str | None) -> None:
-    """Refuse a run whose estimated peak memory (benign.config.resources) exceeds this machine's."""
+    """Refuse a run whose estimated peak memory (benign.plan.resources) exceeds this machine's."""
     import os
 
-    from benign.config import resources
+    from benign.plan import resources
 
     kind = "cuda" if (device or "").startswith("cuda") else "cpu"
     need = resources.synthetic_job_need([run], kind).mem_mb
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benign: invalid {err}".replace("option.", "--").replace("_", "-"), file=sys.stderr)
         return 2
     from benign.analysis.theory import Criteria, assign_regimes
-    from benign.config.schema import default
+    from benign.plan.schema import default
     from benign.synthetic.schema import REFERENCES, SELECTION
     from benign.synthetic.trainer import train_runs
 

@@ -6,7 +6,7 @@ only the bad key (Snakemake merges it over the smoke config). A key that is miss
 be expressed that way (the merge keeps the key of config/config.yaml), so those cases remove
 the key from the merged smoke config.
 
-Every case goes through the loader the workflow calls at parse time (benign.config.load), in
+Every case goes through the loader the workflow calls at parse time (benign.plan.load), in
 process. A few representative cases also run Snakemake itself, as a dry run and as a real run,
 to show that the workflow refuses before any job, says "invalid configuration" and prints no
 traceback.
@@ -21,8 +21,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from benign.config import ConfigError
-from benign.config.load import load
+from benign.plan import ConfigError
+from benign.plan.load import load
 from benign.real import registry
 from tests.helpers.workflow_utils import copy_repo, snakemake
 

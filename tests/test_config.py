@@ -1,13 +1,14 @@
-"""Config expansion into jobs (benign.config.plan), and the checks a JSON schema cannot express
-(benign.config.validate). The planner reads validated configs, their schema defaults filled in."""
+"""Config expansion into jobs (benign.plan.jobs), and the checks a JSON schema cannot express
+(benign.plan.validate). The planner reads validated configs, their schema defaults filled in."""
 
 import copy
 
 import pytest
 import yaml
 
-from benign.config import ConfigError, plan
-from benign.config import validate as bc
+from benign.plan import ConfigError
+from benign.plan import jobs as plan
+from benign.plan import validate as bc
 
 
 def valid(cfg: dict) -> dict:
@@ -90,7 +91,7 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
 
 def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
     from benign.analysis.theory import Criteria, atlas_labels
-    from benign.config.schema import default
+    from benign.plan.schema import default
     from benign.synthetic.trainer import RunSpec, train_runs
 
     base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
@@ -110,12 +111,12 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
 
 
 def test_the_config_layer_does_not_import_torch():
-    """The Snakefile reads the config through benign.config.load at every parse (each dry run, each
+    """The Snakefile reads the config through benign.plan.load at every parse (each dry run, each
     job): it must not pay torch's import."""
     import subprocess
     import sys
 
-    code = "import sys, benign.config.load, benign.config.artifacts; print('torch' in sys.modules)"
+    code = "import sys, benign.plan.load, benign.artifacts.table; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -309,10 +309,10 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     from benign.analysis.boundaries import BOUNDARIES
     from benign.analysis.milestones import annotate
     from benign.analysis.theory import Criteria, atlas_view
-    from benign.config.plan import sweep_groups
-    from benign.config.schema import default
     from benign.figures import atlas as atlas_figures
     from benign.figures import one_step as one_step_figures
+    from benign.plan.jobs import sweep_groups
+    from benign.plan.schema import default
     from benign.synthetic.trainer import RunSpec, train_runs
     from benign.tables import boundaries as boundary_tables
     from benign.tables import one_step as one_step_tables

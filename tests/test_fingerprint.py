@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from benign.config import artifacts
+from benign.artifacts.table import ARTIFACTS
 from benign.core import fingerprint, paths
 from benign.synthetic import registry
 from tests.helpers.workflow_utils import ROOT, copy_repo, planned_jobs, snakemake
@@ -67,7 +67,7 @@ def test_editing_theory_reruns_no_training_job(done, tmp_path):
 
 
 def test_editing_a_config_message_reruns_nothing(done, tmp_path):
-    assert edited(done, tmp_path, "config/validate.py") == {}
+    assert edited(done, tmp_path, "plan/validate.py") == {}
 
 
 @pytest.mark.parametrize("module", ["figures/heatmaps.py", "tables/real.py", "analysis/metrics.py"])
@@ -135,17 +135,13 @@ def test_closure_follows_imports_and_parent_packages():
         "benign.synthetic.speed.deferred",
         "benign.synthetic.data_model",
     } <= set(names)
-    assert "benign.analysis.theory" not in names and "benign.config.validate" not in names
+    assert "benign.analysis.theory" not in names and "benign.plan.validate" not in names
 
 
-@pytest.mark.parametrize("artifact", artifacts.ARTIFACTS.values(), ids=lambda a: a.name)
-def test_a_generated_rule_loads_only_modules_of_its_fingerprint(artifact):
-    """The render script picks an artifact's function and view by name: the rule's fingerprint
-    names their modules, and loading them loads nothing else."""
-    modules = artifact.modules
-    body = "\n".join(
-        ["from benign.config.artifacts import ARTIFACTS", "from benign.core.io import log_to"]
-        + [f"import {m}" for m in modules]
-    )
-    covered = set(fingerprint.closure(ROOT / "workflow/scripts/render.py", *modules))
+@pytest.mark.parametrize("home", sorted({a.home for a in ARTIFACTS.values()}))
+def test_a_generated_rule_loads_only_modules_of_its_fingerprint(home):
+    """The render script loads the half that holds its artifact by name: the rule's fingerprint
+    names that module, and loading it loads nothing else."""
+    body = "\n".join(["from benign.artifacts.entry import File", "from benign.core.io import log_to", f"import {home}"])
+    covered = set(fingerprint.closure(ROOT / "workflow/scripts/render.py", home))
     assert loaded(body) <= covered, loaded(body) - covered

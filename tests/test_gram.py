@@ -12,7 +12,7 @@ import torch
 from scipy import stats
 
 from benign.analysis.theory import Criteria, assign_regimes
-from benign.config.schema import default
+from benign.plan.schema import default
 from benign.synthetic import gram
 from benign.synthetic.models import build, token_selection
 from benign.synthetic.models.batch_data import BatchData, batch_data
@@ -168,8 +168,8 @@ def test_runs_end_as_the_explicit_engines_do_in_distribution(d, c, monkeypatch, 
 
 
 def test_a_run_below_the_engines_minimum_d_is_refused_naming_d():
-    from benign.config import ConfigError
-    from benign.config.validate import check_run
+    from benign.plan import ConfigError
+    from benign.plan.validate import check_run
 
     run = {**RunSpec().__dict__, "engine": "gram", "d": 300}  # n 20, T 8: the minimum is 324
     with pytest.raises(

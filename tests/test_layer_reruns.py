@@ -1,5 +1,5 @@
 """Fingerprints follow the layers (docs/layout.md): after a finished smoke run, an edit to a
-module of one half schedules no training job of the other, and an edit to a figure module no
+module of one half schedules no job and no render of the other, and an edit to a figure module no
 training job at all. Editing every module of a half at once covers each of its modules: a job
 reruns when any module of its fingerprint changes, so what the whole half's edit leaves alone,
 each single edit leaves alone too."""
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benign.artifacts.table import ARTIFACTS
 from tests.helpers.smoke_run import SMOKE, local_smoke_run
 from tests.helpers.workflow_utils import ROOT, planned_jobs
 
@@ -18,6 +19,11 @@ REAL_TRAINING = {"fetch_dataset", "features_real", "pretrain_real", "train_real"
 # beyond training, what each half alone runs: its planning and aggregation
 SYNTHETIC_JOBS = SYNTHETIC_TRAINING | {"plan_refinement", "aggregate_synthetic"}
 REAL_JOBS = REAL_TRAINING | {"aggregate_real"}
+# each half's figures and tables (benign/artifacts/synthetic.py, real.py)
+RENDERS = {
+    half: {a.rule(m) for a in ARTIFACTS.values() if a.home == f"benign.artifacts.{half}" for m in a.models or [None]}
+    for half in ("synthetic", "real")
+}
 
 
 def modules(folder: str) -> list[str]:
@@ -51,14 +57,15 @@ def scheduled_after_editing(repo: Path, files: list[str]) -> dict[str, int]:
 def test_a_synthetic_edit_reruns_no_real_training(done, files):
     jobs = scheduled_after_editing(done, files)
     assert jobs.get("train_synthetic", 0) >= 1, jobs  # the edit is seen
-    assert not REAL_JOBS & set(jobs), jobs
+    assert not (REAL_JOBS | RENDERS["real"]) & set(jobs), jobs
 
 
 @pytest.mark.slow
 def test_a_real_edit_reruns_no_synthetic_training(done):
     jobs = scheduled_after_editing(done, modules("benign/real"))
     assert jobs.get("train_real", 0) >= 1, jobs
-    assert not SYNTHETIC_JOBS & set(jobs), jobs
+    assert RENDERS["real"] & set(jobs), jobs  # the real figures and tables are redrawn
+    assert not (SYNTHETIC_JOBS | RENDERS["synthetic"]) & set(jobs), jobs
 
 
 @pytest.mark.slow

@@ -4,7 +4,8 @@ materialised parameters and keys in d dimensions (benign.synthetic.max_margin.sv
 import numpy as np
 import pytest
 
-from benign.config import ConfigError, plan
+from benign.plan import ConfigError
+from benign.plan import jobs as plan
 from benign.synthetic import max_margin_alignment, models
 from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
 from benign.synthetic.schema import ALIGNMENT

@@ -9,7 +9,7 @@ import pytest
 
 from benign.analysis.milestones import annotate, milestones, order, run_milestones
 from benign.analysis.theory import Criteria
-from benign.config.schema import default
+from benign.plan.schema import default
 
 CRITERIA = Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign.config.schema import default
+from benign.plan.schema import default
 from benign.tables.one_step import one_step_regime
 
 CRITERIA = default("synthetic.regime")  # fit_threshold 1/2

@@ -8,8 +8,8 @@ import pytest
 
 from benign.analysis.refinement import convergence_runs, crossings, offsets, refinement_runs, window_norms, windows
 from benign.analysis.theory import Criteria, regimes_at
-from benign.config.resources import Cluster, pack
-from benign.config.schema import default
+from benign.plan.resources import Cluster, pack
+from benign.plan.schema import default
 from benign.synthetic.spec import RunSpec
 
 CRITERIA = Criteria(**default("synthetic.regime"))

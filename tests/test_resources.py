@@ -1,4 +1,4 @@
-"""Each job's memory and time request (benign/config/resources.py), the site's ceilings, and
+"""Each job's memory and time request (benign/plan/resources.py), the site's ceilings, and
 jobs split to fit them."""
 
 import copy
@@ -11,8 +11,9 @@ import pytest
 import torch
 import yaml
 
-from benign.config import ConfigError, plan, resources
-from benign.config import validate as cv
+from benign.plan import ConfigError, resources
+from benign.plan import jobs as plan
+from benign.plan import validate as cv
 from benign.synthetic import models
 from tests.helpers.workflow_utils import snakemake
 

@@ -1,5 +1,5 @@
 """The config schema is the one owner of every key's type, bounds, default and description: the
-file the workflow reads is generated whole (benign/config/schema.py) and current, validation
+file the workflow reads is generated whole (benign/plan/schema.py) and current, validation
 adds nothing to it, every config file passes it, and no module reads a key with a default of
 its own."""
 
@@ -12,8 +12,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from benign.config import schema
-from benign.config.validate import validate_config
+from benign.plan import schema
+from benign.plan.validate import validate_config
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
@@ -69,7 +69,7 @@ def test_every_config_file_validates(name):
 
 def test_the_regime_thresholds_default_from_the_schema():
     from benign.analysis.theory import Criteria
-    from benign.config.schema import default
+    from benign.plan.schema import default
 
     regime = yaml.safe_load(schema.PATH.read_text())["properties"]["synthetic"]["properties"]["regime"]
     assert Criteria(**default("synthetic.regime")) == Criteria(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benign.cli import _parser
-from benign.config import resources, schema
+from benign.plan import resources, schema
 from benign.synthetic import registry, spec
 from benign.synthetic.schema import ALIGNMENT, RUNS
 

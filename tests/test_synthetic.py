@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from benign.config import ConfigError
-from benign.config.validate import check_run
+from benign.plan import ConfigError
+from benign.plan.validate import check_run
 from benign.synthetic import data_model as synthetic
 from benign.synthetic.label_noise import n_flips
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from benign.analysis.theory import Criteria
-from benign.config.schema import default
+from benign.plan.schema import default
 from benign.tables import common as common_tables
 from benign.tables import real as real_tables
 from benign.tables import synthetic as synthetic_tables

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from benign.analysis import theory
-from benign.config.schema import default
+from benign.plan.schema import default
 
 CRITERIA = theory.Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 

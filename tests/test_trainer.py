@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign.config import ConfigError
-from benign.config.validate import check_run
 from benign.core.schema import to_table
+from benign.plan import ConfigError
+from benign.plan.validate import check_run
 from benign.synthetic import data_model as synthetic
 from benign.synthetic.models.token_selection import init_W
 from benign.synthetic.schema import ATTENTION, CURVES, RUNS

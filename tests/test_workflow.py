@@ -7,7 +7,7 @@ import re
 import matplotlib.image as mpimg
 import pytest
 
-from benign.config.artifacts import ARTIFACTS
+from benign.artifacts.table import ARTIFACTS
 from tests.helpers.smoke_run import SMOKE, local_smoke_run
 from tests.helpers.workflow_utils import copy_repo, planned_jobs, snakemake
 

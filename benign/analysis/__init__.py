@@ -13,4 +13,6 @@ logged during training, is benign.synthetic.selection):
    ``gap_growth.py``: does g of the attention gap grow linearly on the way to the benign regime?
 7. ``one_step.py``: where one step at the paper's lr already fits the flipped labels.
 8. ``predictor.py``: the fitted regime model's answer at a setting.
+
+Imports the halves and ``core`` only; ``tables``, ``figures``, ``artifacts`` and ``cli`` import it.
 """

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from benign.analysis.theory import REGIMES
-
 # The token model's loss floor: every sample's attention wholly on its relevant token gives
 # margin nu . mu_y = 1/sqrt(2) (docs/model.md#loss-floor), so the logistic loss cannot go below log(1 + e^{-1/sqrt 2}).
 TOKEN_LOSS_FLOOR = float(np.log1p(np.exp(-1 / np.sqrt(2))))
@@ -99,15 +97,3 @@ def delayed_milestones(curves: pd.DataFrame) -> dict:
 def attention_curves(trace: pd.DataFrame) -> pd.Series:
     """Mean max attention per (dataset, n, eta, epoch), over seeds, samples and heads."""
     return trace.groupby(["dataset", "n", "eta", "epoch"])["max_attention"].mean()
-
-
-def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys) -> pd.DataFrame:
-    """The fraction of seeds in each regime per (horizon, *keys) cell: ``labels`` from
-    benign.analysis.theory.regimes_at, ``keys`` columns of ``runs``. Runs without a label count in
-    ``seeds`` but in no regime."""
-    cells = labels.merge(runs[["run_id", *keys]], on="run_id")
-    group = cells.groupby(["horizon", *keys])
-    out = group.size().rename("seeds").to_frame()
-    for regime in REGIMES:
-        out[regime] = group["regime"].apply(lambda r, regime=regime: float((r == regime).mean()))
-    return out.reset_index()

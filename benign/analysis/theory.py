@@ -17,6 +17,7 @@ threshold cannot see the d^(1/4) boundary: that label is kept only as ``head_acc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ __all__ = [
     "assign_regimes",
     "regimes_at",
     "atlas_labels",
+    "regime_fractions",
 ]
 
 REGIMES = ("harmful", "benign", "not_overfitting")
@@ -62,7 +64,7 @@ def boundary_harmful(d, c2: float):
 @dataclass(frozen=True)
 class Criteria:
     """The thresholds of the labels: the config's ``synthetic.regime``, whose schema holds their
-    defaults and bounds (``benign.config.schema.default("synthetic.regime")`` reads them)."""
+    defaults and bounds (``benign.plan.schema.default("synthetic.regime")`` reads them)."""
 
     fit_threshold: float  # fraction of flipped labels fitted: overfitting at or above it
     loss_threshold: float  # normalised test loss r: attention selects at or below it
@@ -203,9 +205,26 @@ def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
     return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, criteria)
 
 
+class AtlasView(TypedDict):
+    """What :func:`atlas_view` gives."""
+
+    runs: pd.DataFrame
+    labels: pd.DataFrame
+    criteria: Criteria
+    curves: pd.DataFrame
+    convergence: pd.DataFrame
+
+
+class SweepsView(TypedDict):
+    """What :func:`sweeps_view` gives."""
+
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+
+
 def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, regime: dict,
-               convergence: dict | None = None) -> dict:  # fmt: skip
-    """What the atlas's artifacts read (benign.config.artifacts): its ok runs, each once, their
+               convergence: dict | None = None) -> AtlasView:  # fmt: skip
+    """What the atlas's artifacts read (benign.artifacts): its ok runs, each once, their
     labels at each horizon, the criteria they were labelled by (``synthetic.regime``), their
     curves, and the step check of the longest horizon (benign.analysis.convergence.step_convergence;
     ``convergence``: {"setting": the check's runs, "factor": the step's divisor}, or None)."""
@@ -217,10 +236,22 @@ def atlas_view(runs: pd.DataFrame, curves: pd.DataFrame, settings, horizons, reg
         found, found_labels = atlas_labels(runs, curves, [convergence["setting"]], [longest * factor], criteria)
         checked = step_convergence(atlas, labels, found, found_labels, longest, factor)
     curves = curves[curves["run_id"].isin(atlas["run_id"])]
-    return {"runs": atlas, "labels": labels, "criteria": criteria, "curves": curves, "convergence": checked}
+    return AtlasView(runs=atlas, labels=labels, criteria=criteria, curves=curves, convergence=checked)
 
 
-def sweeps_view(runs: pd.DataFrame, curves: pd.DataFrame, settings) -> dict:
-    """The runs of some sweeps, each once, and their curves (benign.config.artifacts)."""
+def sweeps_view(runs: pd.DataFrame, curves: pd.DataFrame, settings) -> SweepsView:
+    """The runs of some sweeps, each once, and their curves (benign.artifacts)."""
     runs = runs[in_sweeps(runs, settings)].drop_duplicates("run_id")
-    return {"runs": runs, "curves": curves[curves["run_id"].isin(runs["run_id"])]}
+    return SweepsView(runs=runs, curves=curves[curves["run_id"].isin(runs["run_id"])])
+
+
+def regime_fractions(labels: pd.DataFrame, runs: pd.DataFrame, keys) -> pd.DataFrame:
+    """The fraction of seeds in each regime per (horizon, *keys) cell: ``labels`` from
+    :func:`regimes_at`, ``keys`` columns of ``runs``. Runs without a label count in
+    ``seeds`` but in no regime."""
+    cells = labels.merge(runs[["run_id", *keys]], on="run_id")
+    group = cells.groupby(["horizon", *keys])
+    out = group.size().rename("seeds").to_frame()
+    for regime in REGIMES:
+        out[regime] = group["regime"].apply(lambda r, regime=regime: float((r == regime).mean()))
+    return out.reset_index()

@@ -1,5 +1,5 @@
-"""What both halves stand on (the bottom layer: it imports no other package of benign), in
-reading order:
+"""What both halves stand on (the bottom layer: it imports no other package of benign, and
+every package may import it), in reading order:
 
 1. ``schema.py``: the Parquet tables' one reader and writer (each half defines its columns).
 2. ``rng.py``: the random streams every draw comes from.

@@ -12,7 +12,7 @@ import logging
 import signal
 from dataclasses import dataclass
 
-log = logging.getLogger("benign.synthetic.trainer")
+log = logging.getLogger(__name__)
 
 
 class Stopped(SystemExit):

@@ -1,5 +1,5 @@
 """One plotting function per artifact (docs/artifacts.md; the table of them is
-benign/config/artifacts.py), in reading order:
+benign/artifacts/), in reading order:
 
 1. ``style.py``: the shared style, notes and colours, and the atomic PNG + PDF writer.
 2. ``projection.py``: Figure 1, the token projection.
@@ -13,4 +13,7 @@ Each takes schema tables and an output path stem and writes ``<stem>.png`` and `
 Runs whose status is not "ok", and cells with a non-finite metric, are never drawn as
 numbers: heatmaps mask them in a distinct colour labelled "diverged", line plots leave such
 runs out and say so in the footnote.
+
+Imports ``analysis``, the halves and ``core``, never ``tables`` (the layer beside it) nor
+``plan``; ``artifacts`` and ``cli`` import it.
 """

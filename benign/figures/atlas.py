@@ -12,8 +12,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from benign.analysis import gap_growth, survival
-from benign.analysis.metrics import regime_fractions
-from benign.analysis.theory import REGIME_LABELS, REGIMES
+from benign.analysis.theory import REGIME_LABELS, REGIMES, regime_fractions
 from benign.figures.style import NORM, REGIME_COLOURS, STYLE, PathLike, figure_legend, save, seeds_note
 
 BOUNDARY_COLOURS = {

@@ -27,7 +27,7 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
-from benign.synthetic import registry
+from benign.synthetic import registry, spec
 
 SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
 
@@ -120,7 +120,7 @@ def softmax_dynamics(
     figure_legend(fig, handles, ncols=len(handles))
     fig.suptitle(f"Softmax over tokens during training, {registry.label(model)}")
     chosen_df = pd.DataFrame(chosen) if chosen else runs
-    note = settings_note(chosen_df)
+    note = settings_note(chosen_df, spec.NUMERIC)
     if chosen:
         note += f"; seed {', '.join(str(int(s)) for s in chosen_df['seed'].unique())}"
     if has_cls:
@@ -210,5 +210,7 @@ def delayed_generalization(
     lx.legend(fontsize=7, loc="upper right", framealpha=0.9)
     row = ok.iloc[0]
     ax.set_title(f"Delayed generalization, {registry.label(model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
-    note = f"mean over {seeds_note(ok)}, band = min to max; " + settings_note(ok) + excluded_note(n_excluded)
+    note = (
+        f"mean over {seeds_note(ok)}, band = min to max; " + settings_note(ok, spec.NUMERIC) + excluded_note(n_excluded)
+    )
     save(fig, stem, note)

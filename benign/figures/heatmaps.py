@@ -24,7 +24,7 @@ from benign.figures.style import (
     seeds_note,
     settings_note,
 )
-from benign.synthetic import registry
+from benign.synthetic import registry, spec
 
 
 @plt.rc_context(STYLE)
@@ -81,7 +81,7 @@ def loss_heatmap(
     fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
     note = (
         f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
-        + settings_note(runs)
+        + settings_note(runs, spec.NUMERIC)
         + "; a cell with any diverged or non-finite run is masked"
         + ("; curves: fitted at this horizon, results/tables/regime_boundaries" if fits is not None else "")
         + ("" if curves else "; no boundary curves (no fit at this horizon, no constants pinned)")

@@ -17,8 +17,7 @@ from benign.figures.style import (
     panel_grid,
     save,
 )
-from benign.synthetic.data_model import DataSpec
-from benign.synthetic.token_projection import projection_accuracy, projection_config
+from benign.synthetic.spec import DataSpec
 
 
 @plt.rc_context(STYLE)
@@ -28,6 +27,10 @@ def token_projection(points: pd.DataFrame, cfg: DataSpec | Mapping, stem: PathLi
     ``points`` is ``benign.synthetic.token_projection.token_projection(cfg, lambdas)``; ``cfg`` its
     data set, or the workflow's ``synthetic.projection`` block.
     """
+    # here, not at the top: the module draws the projection with torch, and the artifact table
+    # imports this figure at the workflow's parse time, which stays torch-free
+    from benign.synthetic.token_projection import projection_accuracy, projection_config
+
     if isinstance(cfg, Mapping):
         cfg, _ = projection_config(cfg)
     accuracy = projection_accuracy(points).set_index("setting")

@@ -22,7 +22,6 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from benign.analysis.metrics import Grid  # noqa: E402
 from benign.core.io import atomic_path  # noqa: E402
-from benign.synthetic import spec
 
 DPI = 150
 STYLE = {
@@ -84,9 +83,9 @@ def save(fig: plt.Figure, stem: PathLike, note: str) -> None:
     plt.close(fig)
 
 
-def settings_note(runs: pd.DataFrame, columns: Sequence[str] = spec.NUMERIC) -> str:
-    """'n = 20, T = 8, ...' for the run parameters (default: every numeric one but the seed) that
-    take one value across ``runs``."""
+def settings_note(runs: pd.DataFrame, columns: Sequence[str]) -> str:
+    """'n = 20, T = 8, ...' for the run parameters ``columns`` (for the synthetic runs, every
+    numeric one but the seed: benign.synthetic.spec.NUMERIC) that take one value across ``runs``."""
     parts = []
     for col in columns:
         values = runs[col].dropna().unique()

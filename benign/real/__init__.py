@@ -19,4 +19,6 @@ Pipeline, one function per step (each importable and testable without the workfl
 ``registry.py`` lists the source and backbone kinds, ``schema.py`` the columns of the half's
 tables, ``label_noise.py`` the nested multiclass label noise. ``reference.py`` holds the one-run path (one seed's head, one run's phase 2) that the batched
 programs are tested against.
+
+Imports only ``core``, and nothing of ``synthetic``; every layer above imports it.
 """

@@ -44,7 +44,7 @@ class BackboneKind:
     # options a spec of this kind need not give (image size and normalisation, text length)
     defaults: dict = field(default_factory=dict)
     # (layers, hidden size, heads, MLP width, patch size) of an offline kind's one checkpoint, for
-    # the resource estimates; None: read from the spec (benign.config.real_resources.backbone_shape)
+    # the resource estimates; None: read from the spec (benign.plan.real_resources.backbone_shape)
     shape: tuple | None = None
 
     @property

@@ -1,5 +1,5 @@
 """How the real-data jobs cut their work, torch-free so that the job estimates
-(``benign.config.resources``) read the same numbers the jobs use."""
+(``benign.plan.resources``) read the same numbers the jobs use."""
 
 from __future__ import annotations
 

@@ -16,4 +16,8 @@
 7. ``token_projection.py``: Figure 1's computation (no training).
 8. ``max_margin.py``: the attention-SVM direction of a selection; ``max_margin_alignment.py``:
    runs tracked against it.
+
+9. ``costs.py``: what a batch of runs costs, per model (the planner sizes jobs with it).
+
+Imports only ``core``, and nothing of ``real``; every layer above imports it.
 """

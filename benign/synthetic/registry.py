@@ -8,7 +8,10 @@ function). Torch-free: the workflow imports this at parse time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from benign.synthetic.costs import encoder_batch, token_batch
 
 
 @dataclass(frozen=True)
@@ -19,9 +22,9 @@ class Model:
     module: str  # defines ``Batch`` (benign.synthetic.models.interface.ModelBatch) and ``CPU_DTYPE``
     label: str  # how figures and tables name it
     artifact_prefix: str  # its figures are <prefix>softmax_dynamics, <prefix>loss_heatmap
-    # "module:function", torch-free: cost(B, run, device) -> (bytes, seconds) of a batch of B runs
-    # like ``run`` (a plain dict) on a device kind; the planner sizes jobs and their requests with it
-    cost: str
+    # torch-free: cost(B, run, device) -> (bytes, seconds) of a batch of B runs like ``run`` (a
+    # plain dict) on a device kind (benign/synthetic/costs.py); the planner sizes jobs with it
+    cost: Callable[[int, dict, str], tuple[float, float]]
     # Run keys of its own, set in its config block: {key: JSON schema}; passed to ``Batch``.
     run_keys: dict = field(default_factory=dict)
     # Fixed keyword arguments of ``Batch`` that make this model what it is.
@@ -32,21 +35,20 @@ class Model:
     engines: tuple = ("explicit",)
 
 
-TOKEN_COST = "benign.config.resources:token_batch"
 GRAM = ("explicit", "gram")  # the token model's engines (benign.synthetic.gram)
 MODELS = {
     m.name: m
     for m in (
-        Model("token", "benign.synthetic.models.token_selection", "token-selection model", "", TOKEN_COST,
+        Model("token", "benign.synthetic.models.token_selection", "token-selection model", "", token_batch,
               options={"W": "trained"}, fixed_head=True, engines=GRAM),
         Model("encoder", "benign.synthetic.models.encoder", "one-layer transformer encoder", "encoder_",
-              "benign.config.resources:encoder_batch",
+              encoder_batch,
               run_keys={"mlp_dim": {"type": "integer", "minimum": 1, "default": 2000,
                                     "description": "encoder MLP width (default: the paper's)"}}),
         Model("token_p_w0", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = W0 fixed",
-              "token_p_w0_", TOKEN_COST, options={"W": "init"}, fixed_head=True, engines=GRAM),
+              "token_p_w0_", token_batch, options={"W": "init"}, fixed_head=True, engines=GRAM),
         Model("token_p_identity", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = I fixed",
-              "token_p_identity_", TOKEN_COST, options={"W": "identity"}, fixed_head=True, engines=GRAM),
+              "token_p_identity_", token_batch, options={"W": "identity"}, fixed_head=True, engines=GRAM),
     )
 }  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""Tables (docs/artifacts.md; the table of them is benign/config/artifacts.py), in reading order:
+"""Tables (docs/artifacts.md; the table of them is benign/artifacts/), in reading order:
 
 1. ``common.py``: seed statistics, cell formatting, the atomic CSV + Markdown writer.
 2. ``synthetic.py``: the named settings of every model.
@@ -16,4 +16,7 @@ Each is written as ``<stem>.csv`` (numbers) and ``<stem>.md`` (formatted), atomi
 statistics use only runs with status "ok" (the others are counted in ``failed``); the std is
 the population std (ddof = 0), as in the paper. A NaN among ok runs is not skipped: it
 propagates to the cell, which Markdown shows as "—".
+
+Imports ``analysis``, the halves and ``core``, never ``figures`` (the layer beside it) nor
+``plan``; ``artifacts`` and ``cli`` import it.
 """

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -105,10 +106,16 @@ def reading(rows: pd.DataFrame, prefix: str = "") -> str:
     return "; ".join(parts) if parts else "no numbers"
 
 
-def grid_view(real_runs: pd.DataFrame, grid: dict) -> dict:
+class GridView(TypedDict):
+    """What :func:`grid_view` gives."""
+
+    real_runs: pd.DataFrame
+
+
+def grid_view(real_runs: pd.DataFrame, grid: dict) -> GridView:
     """The runs of the main grid (``real.grid``'s n and seeds): what Tables 2 and 6 read
-    (benign.config.artifacts)."""
-    return {"real_runs": real_runs[real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"])]}
+    (benign.artifacts)."""
+    return GridView(real_runs=real_runs[real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"])])
 
 
 def real_results(

@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 from snakemake.utils import update_config
 
-from benign.config import plan
 from benign.core import paths
+from benign.plan import jobs as plan
 from benign.synthetic.trainer import RunSpec, train_runs
 from tests.helpers.smoke_run import SMOKE
 from tests.helpers.workflow_utils import ROOT, copy_repo

@@ -12,9 +12,11 @@ sys.path.insert(
 from benign.core import job_state, paths
 from benign.synthetic import registry
 from benign.real import registry as real_registry
-from benign.config import ConfigError, artifacts, plan
-from benign.config import resources as rs
-from benign.config.load import load
+from benign.plan import ConfigError, jobs as plan
+from benign.artifacts import entry as artifact_entry
+from benign.artifacts import table as artifacts
+from benign.plan import resources as rs
+from benign.plan.load import load
 from benign.core.fingerprint import fingerprint
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
@@ -61,7 +63,7 @@ SHORT = CLUSTER.group
 
 
 def syn_need(field):
-    """A synthetic training job's request (benign/config/resources.py), larger on each retry."""
+    """A synthetic training job's request (benign/plan/resources.py), larger on each retry."""
     return lambda wc, attempt: getattr(
         rs.for_attempt(
             rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device), attempt, CLUSTER
@@ -187,7 +189,7 @@ def refine_need(field):
 
 def built(art, model=None):
     """Whether the config asks for an artifact, a per-model one of ``model``
-    (benign.config.artifacts.CONDITIONS)."""
+    (benign.artifacts.entry.CONDITIONS)."""
     models = MODELS if model is None else [model] if model in MODELS else []
     conditions = {
         "always": True,
@@ -219,26 +221,27 @@ def all_outputs():
 
 
 def artifact_input(spec, model=None):
-    """The files an artifact input names (benign.config.artifacts.INPUT_KINDS), as other rules'
-    outputs; ``model``: a per-model artifact's."""
-    if isinstance(spec, artifacts.File):
+    """The files an artifact input names (benign.artifacts.entry.InputKind), as the outputs of
+    the job that makes its kind (a per-model artifact gives its ``model``)."""
+    if isinstance(spec, artifact_entry.File):
         return spec.path
-    kind, _, of = spec.partition("@")
-    if kind in ("runs", "curves", "attention"):
+    name, _, of = spec.partition("@")
+    kind = artifacts.KINDS[name]
+    files = getattr(rules, kind.rule).output
+    if isinstance(kind.output, int):
+        files = files[kind.output]
+    elif kind.output is not None:
+        files = getattr(files, kind.output)
+    if kind.per_model:
         models = {"all": MODELS, "fits": [FITS.get("model")], "model": [model]}
-        return [
-            getattr(rules.aggregate_synthetic.output, kind).format(model=m)
-            for m in models.get(of, [of])
-        ]
-    fitted = FITS and (of != "model" or model == FITS["model"])
-    return {
-        "fits": rules.table_regime_boundaries.output[0] if fitted else [],
-        "alignment": expand(rules.train_max_margin.output[0], max_margin_model=MM_RUNS),
-        "points": rules.token_projection_points.output,
-        "real_runs": rules.aggregate_real.output.runs,
-        "real_attention": rules.aggregate_real.output.attention,
-        "real_curves": rules.aggregate_real.output.curves,
-    }[kind]
+        return [files.format(model=m) for m in models.get(of, [of])]
+    if name == "fits":  # the atlas's table, where the model's atlas is fitted
+        return files if FITS and (of != "model" or model == FITS["model"]) else []
+    if kind.expand:
+        return expand(
+            files, **{kind.expand: {"max_margin_model": MM_RUNS}[kind.expand]}
+        )
+    return files
 
 
 # a param's "@name": a value the workflow computes ("@model": a per-model artifact's model)
@@ -261,8 +264,8 @@ except ValueError as err:
 
 
 def artifact_params(params, model=None):
-    """The values of an artifact's params (benign.config.artifacts.param_value)."""
+    """The values of an artifact's params (benign.artifacts.entry.param_value)."""
     return {
-        name: artifacts.param_value(config, spec, {**CONSTANTS, "model": model})
+        name: artifact_entry.param_value(config, spec, {**CONSTANTS, "model": model})
         for name, spec in params.items()
     }

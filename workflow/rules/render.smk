@@ -1,4 +1,4 @@
-"""The figure and table rules generated from the artifact table (benign/config/artifacts.py):
+"""The figure and table rules generated from the artifact table (benign/artifacts/):
 one per artifact (per model for a per-model one), run by workflow/scripts/render.py."""
 
 # the tables first: the figures that read a table name its rule's output
@@ -24,9 +24,10 @@ for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
             "../envs/benign.yaml"
         params:
             artifact=art.key,
+            half=art.home,
             args=artifact_params(art.params, model),
             view=artifact_params(art.view.params if art.view else {}, model),
-            code=code("render.py", *art.modules),
+            code=code("render.py", art.home),
         script:
             "../scripts/render.py"
 

@@ -5,9 +5,9 @@ import json
 
 from benign.analysis.refinement import convergence_runs, refinement_runs
 from benign.analysis.theory import Criteria
-from benign.config.resources import pack
 from benign.core.io import atomic_path, log_to
 from benign.core.schema import read_parquet
+from benign.plan.resources import pack
 from benign.synthetic.schema import CURVES, RUNS
 
 log_to(snakemake.log[0])

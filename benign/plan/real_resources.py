@@ -1,7 +1,7 @@
 """What a real-data job needs: memory (MB) and time (minutes) of the feature, pretraining and
 fine-tuning jobs, from the backbone's shape and the rows they hold (docs/cluster.md#what-a-job-asks-for).
 The synthetic jobs' needs, the cost model's constants and the site's ceilings are
-benign.config.resources'; this module is apart so that the synthetic half's planning holds
+benign.plan.resources'; this module is apart so that the synthetic half's planning holds
 nothing of the real half. Torch-free: the workflow computes it at parse time.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from benign.config.resources import CPU_SECONDS, DEVICE_SPEED, Need, _kind
+from benign.plan.resources import CPU_SECONDS, DEVICE_SPEED, Need, _kind
 from benign.real import registry as real_registry
 from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import import_module
 
 from benign.synthetic import registry, spec
-from benign.synthetic.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 DEVICE_KINDS = ("cpu", "cuda")
 # A job's process before it computes (Python, torch, numpy, pandas, pyarrow loaded); the
@@ -28,14 +26,11 @@ TEMPORARIES = 1.25  # tensors that live for part of a step, on top of the counte
 SAFETY = 2.0  # the time asked for, over the cost model's estimate
 START_S = 60.0  # a job's start: interpreter, imports, reading its inputs
 
-# Seconds of one CPU core, fitted to the default reproduction's measured wall times (per batch):
-# token model: a * steps * B * N^2 + b * (N d^2 + N_test N d) + c * steps + e, N = n T;
-# encoder: a * steps * B * n * (d^2 + 2 d m + T d) + c * steps;
+# Seconds of one CPU core, fitted to the default reproduction's measured wall times (per batch;
+# the synthetic models' own, and their device speeds, are in benign/synthetic/costs.py):
 # real phase 2: per optimiser step, a * (batch rows * runs) * (4 T d + 3 d^2 + 4 d m) + c;
 # real phase 1: per step, a * runs * (rows * (d^2 + d K)) + c; features: a * rows * layers * T * (12 d^2 + 2 T d).
 CPU_SECONDS = {
-    "token": dict(a=1.55e-9, b=1.94e-10, c=1.6e-4, e=0.15),
-    "encoder": dict(a=1.52e-10, c=1.15e-3),
     "real_phase2": dict(a=5.4e-11, c=1.0e-3),
     "real_phase1": dict(a=3.0e-10, c=3.5e-4),
     "features": dict(a=2.0e-11),
@@ -43,12 +38,9 @@ CPU_SECONDS = {
 # How much faster a device kind runs each cost model than one CPU core (benchmarks/README.md,
 # the H200 rows against the CPU rows; conservative).
 DEVICE_SPEED = {
-    "cpu": {"token": 1.0, "encoder": 1.0, "real_phase2": 1.0, "real_phase1": 1.0, "features": 1.0},
-    "cuda": {"token": 2.0, "encoder": 10.0, "real_phase2": 1.5, "real_phase1": 1.0, "features": 10.0},
+    "cpu": {"real_phase2": 1.0, "real_phase1": 1.0, "features": 1.0},
+    "cuda": {"real_phase2": 1.5, "real_phase1": 1.0, "features": 10.0},
 }
-# Bytes per number: the models' dtypes (token model float64 on CPU, float32 on GPU; encoder
-# float32; real data float32).
-DTYPE_BYTES = {("token", "cpu"): 8, ("token", "cuda"): 4, ("encoder", "cpu"): 4, ("encoder", "cuda"): 4}
 
 
 @dataclass(frozen=True)
@@ -83,52 +75,10 @@ def _kind(device: str) -> str:
 # ---------------------------------------------------------------- synthetic batches
 
 
-def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py)."""
-    n, T, d, n_test, steps = run["n"], run["T"], run["d"], run["n_test"], run["steps"]
-    N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
-    w0 = d * d
-    if spec.resolve_engine(run) == "gram":  # the same program in 2(N + 2) coordinates, W0 (2m, m)
-        d = spec.gram_min_d(n, T)
-        w0 = d * d // 2
-    shared = w0 + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
-    per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients
-    host = 8 * (N + Nt) * d if device != "cpu" else 0  # the float64 noise drawn on the host
-    k = CPU_SECONDS["token"]
-    seconds = k["a"] * steps * B * N * N + k["b"] * (N * d * d + Nt * N * d) + k["c"] * steps + k["e"]
-    return b * (shared + B * per_run) + host, seconds / DEVICE_SPEED[device]["token"]
-
-
-def encoder_batch(B: int, run: dict, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one encoder batch (benign/synthetic/models/encoder.py)."""
-    n, T, d, n_test, steps, m = run["n"], run["T"], run["d"], run["n_test"], run["steps"], run["mlp_dim"]
-    b = DTYPE_BYTES[("encoder", device)]
-    params = 3 * d * d + 2 * d * m + 7 * d + m + 1
-    deferred = 2 * DEFER_ROWS * 2 * d + (DEFER_ROWS // n) * n * ((d + d) + (d + m) + (m + d))  # Wq, Wk; Wv, W1, W2
-    tokens = 2 * n * T * d  # the training tokens and their LayerNorm
-    test = n_test * T * d * (1 + (B * n_test * T * d <= TEST_CACHE_FLOATS) * B) + B * n_test * T * 2
-    # the matrices' updates go in place or into the pending rows: no gradient tensor per matrix
-    numbers = B * (params + deferred + tokens) + test
-    init = 12 * params + 8 * (n + n_test) * T * d  # one run's float64 initialisation and its copy; the noise
-    k = CPU_SECONDS["encoder"]
-    seconds = k["a"] * steps * B * n * (d * d + 2 * d * m + T * d) + k["c"] * steps
-    return b * numbers + init, seconds / DEVICE_SPEED[device]["encoder"]
-
-
 def batch_need(runs: Sequence[dict], device: str = "cpu") -> tuple[float, float]:
     """(bytes, seconds) of the runs of one batch (they share a batch key), from their model's cost
-    function (benign.synthetic.registry.Model.cost)."""
-    return model_cost(runs[0]["model"])(len(runs), runs[0], _kind(device))
-
-
-def model_cost(name: str):
-    """The cost function of model ``name``; a ValueError naming the model if it cannot be loaded."""
-    cost = registry.model(name).cost
-    module, _, function = cost.partition(":")
-    try:
-        return getattr(import_module(module), function)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(f"model {name!r}: its cost function {cost!r} cannot be loaded ({err})") from None
+    function (benign.synthetic.registry.Model.cost, benign/synthetic/costs.py)."""
+    return registry.model(runs[0]["model"]).cost(len(runs), runs[0], _kind(device))
 
 
 def batches(runs: Sequence[dict]) -> list[list[dict]]:
@@ -171,7 +121,7 @@ class Cluster:
 def cluster_settings(cfg: dict) -> Cluster:
     """The config's ``cluster`` block, checked. Numbers may come as strings: a profile's
     ``config:`` mapping reaches the workflow that way."""
-    from benign.config import ConfigError
+    from benign.plan import ConfigError
 
     block = cfg.get("cluster") or {}
     if not isinstance(block, dict):
@@ -221,7 +171,7 @@ def fit(runs: list[dict], cluster: Cluster, job: str) -> list[list[dict]]:
     """The runs of one planned job as jobs within the ceilings: itself if it fits, else its
     batches packed greedily, a batch over them halved (a batch's runs are independent: each
     trains the same alone). A single run over the ceilings is refused, naming ``job``."""
-    from benign.config import ConfigError
+    from benign.plan import ConfigError
 
     if (cluster.max_mem_mb is None and cluster.max_runtime_min is None) or cluster.fits(
         synthetic_job_need(runs, cluster.device)

@@ -1,4 +1,4 @@
-"""The configuration's one validation layer: the JSON schema (benign.config.schema, generated
+"""The configuration's one validation layer: the JSON schema (benign.plan.schema, generated
 and complete: every key's type, bounds and default) and the checks a schema cannot express,
 those across keys. Every message names the key, the value and what is allowed.
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import jsonschema
 
-from benign.config import ConfigError
-from benign.config import schema as config_schema
+from benign.plan import ConfigError
+from benign.plan import schema as config_schema
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 

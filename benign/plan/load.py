@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from benign.config import plan
-from benign.config import resources as rs
-from benign.config import validate as cv
+from benign.plan import jobs as plan
+from benign.plan import resources as rs
+from benign.plan import validate as cv
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What a valid configuration asks for (benign.config.plan)."""
+    """What a valid configuration asks for (benign.plan.jobs)."""
 
     cluster: rs.Cluster  # device kind and the site's ceilings (a profile sets them)
     synthetic_jobs: dict  # {job id: [run dicts]}, split to fit the ceilings
@@ -29,7 +29,7 @@ class Plan:
 
 def load(cfg: dict, schema_path: str | Path) -> Plan:
     """Check ``cfg`` (filling in the schema's defaults, in place) and plan its jobs; a
-    :class:`benign.config.ConfigError` naming the key and the value otherwise."""
+    :class:`benign.plan.ConfigError` naming the key and the value otherwise."""
     cv.validate_config(cfg, schema_path)
     cluster = rs.cluster_settings(cfg)
     jobs = plan.synthetic_jobs(cfg)

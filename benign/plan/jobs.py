@@ -1,4 +1,4 @@
-"""The jobs a valid configuration asks for (benign.config.validate checks what they hold).
+"""The jobs a valid configuration asks for (benign.plan.validate checks what they hold).
 
 Torch-free: the workflow plans at parse time. Runs reach the jobs as plain dicts (``params``),
 so that changing a value reruns exactly the jobs that hold it.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from benign.config import ConfigError, real_resources, resources
-from benign.config.validate import (
+from benign.plan import ConfigError, real_resources, resources
+from benign.plan.validate import (
     NAMED_SETTINGS,
     check_dataset,
     check_real_grid,
@@ -42,7 +42,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
     """Every synthetic training job, as {job id: [run dicts]} (plain types, for ``params``).
 
     Every registered model with a block ``synthetic.<model>`` in the config gets jobs, packed by
-    benign.config.resources.pack (ids ``{model}_{group}_{k}``): the group ``settings`` (the three named settings x
+    benign.plan.resources.pack (ids ``{model}_{group}_{k}``): the group ``settings`` (the three named settings x
     seeds, attention recorded, one job), ``delayed`` (long benign runs, log-spaced curves, one
     job) and each named sweep of ``synthetic.<model>.sweeps`` (:func:`sweep_groups`).
     """

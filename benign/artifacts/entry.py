@@ -1,0 +1,249 @@
+"""What one entry of the artifact table is: a figure or table, the function that draws it, what it
+reads (each input by its :class:`InputKind`), the config keys it depends on and when it is built.
+
+An artifact is drawn by ``function(**inputs, **params, stem=...)``. With a :class:`View`, the
+inputs the view reads go through it first, and the values it gives take their place. The entry
+holds the function itself, so :func:`problems` checks each call against the imported signature,
+and a view's return annotation (a ``TypedDict``) says what it gives.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benign.core import paths
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: the captions, the File inputs
+
+# When an artifact is built (the workflow's ``built``): always, or only if the config has ...
+CONDITIONS = {
+    "always": "always",
+    "delayed": "synthetic.token.delayed",
+    "heatmap": "a sweep named heatmap (per model)",
+    "boundary_fits": "synthetic.boundary_fits",
+    "delay_scan": "the token sweep delay_scan",
+    "one_step": "the token sweep one_step",
+    "max_margin": "max_margin",
+    "real": "real.use",
+}
+
+
+@dataclass(frozen=True)
+class InputKind:
+    """One kind of input: how its files are read, and the rule output that makes them.
+
+    ``output``: the output's name or index (None: all of the rule's outputs). ``per_model``: the
+    output's path has a ``{model}`` field, filled by the input's "@model" part. ``expand``: a
+    wildcard of the rule that the input spans, every configured value of it."""
+
+    name: str
+    read: Callable  # (path or paths) -> the value passed to the function
+    rule: str
+    output: str | int | None = None
+    per_model: bool = False
+    expand: str | None = None
+
+
+@dataclass(frozen=True)
+class Value:
+    """A param passed as it is written here, not read from the config."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class File:
+    """An input that is a file of the repository, passed as its path."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class View:
+    """What some of an artifact's inputs go through before its function: ``function(**reads,
+    **params)`` returns a dict, of which ``gives`` goes to the artifact's function in place of
+    the inputs it read."""
+
+    function: Callable  # its return annotation is a TypedDict: the keys it gives
+    reads: tuple  # the artifact's inputs it is called with
+    gives: tuple  # the values of its dict that the artifact's function takes
+    params: dict = field(default_factory=dict)  # as an artifact's params
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One figure (PNG and PDF) or table (CSV and Markdown) under results/, or one per model."""
+
+    name: str  # file stem under results/figures/ or results/tables/; its caption is workflow/report/<name>.rst
+    kind: str  # "figure" or "table"
+    paper: str  # the paper's number as the authors' code maps it, the result it tests, or ""
+    title: str  # what it shows, in a line
+    section: str  # the report's category
+    function: Callable  # called with exactly the inputs, the params and ``stem``
+    when: str = "always"  # a key of CONDITIONS
+    inputs: dict = field(default_factory=dict)  # {argument: "<kind>[@<model>]" or File(path)}
+    params: dict = field(default_factory=dict)  # {argument: a config key path, "@<workflow constant>" or Value(...)}
+    view: View | None = None
+    # A per-model artifact: drawn for every configured model (that meets ``when``) as
+    # prefix(model) + name, its params' "@model" the model's name; {model: its paper number} for
+    # the index, which lists the models named here.
+    models: dict = field(default_factory=dict)
+    prefix: Callable[[str], str] | None = None  # a per-model artifact's file prefix of a model
+    caption: str = ""  # workflow/report/<caption>.rst, where not <name>.rst
+    home: str = ""  # the module of the half that holds the entry (set by :func:`entries`)
+
+    @property
+    def extensions(self) -> tuple[str, str]:
+        return (".png", ".pdf") if self.kind == "figure" else (".csv", ".md")
+
+    @property
+    def folder(self) -> str:
+        return str(Path(paths.fill(paths.ARTIFACT, kind=self.kind, stem="", ext="")))
+
+    def stem(self, model: str | None = None) -> str:
+        """The file stem: ``name``, after the model's prefix for a per-model artifact."""
+        return self.prefix(model) + self.name if self.models else self.name
+
+    @property
+    def key(self) -> str:
+        """Its key in the table, "<kind>/<name>": a table and a figure may share a name."""
+        return f"{self.kind}/{self.name}"
+
+    def rule(self, model: str | None = None) -> str:
+        """The name of the rule that draws it: figure_<stem> or table_<stem>, "." as "_"."""
+        return f"{self.kind}_{self.stem(model)}".replace(".", "_")
+
+    def files(self, model: str | None = None) -> list[str]:
+        return [f"{self.folder}/{self.stem(model)}{ext}" for ext in self.extensions]
+
+    @property
+    def modules(self) -> list[str]:
+        """The modules of its function and its view."""
+        return [f.__module__ for f in (self.function, self.view.function if self.view else None) if f]
+
+    def arguments(self) -> set[str]:
+        """The names its function is called with: the inputs (less those the view reads, plus
+        what it gives), the params and ``stem``."""
+        reads, gives = (set(self.view.reads), set(self.view.gives)) if self.view else (set(), set())
+        return (set(self.inputs) - reads) | gives | set(self.params) | {"stem"}
+
+
+def entries(home: str, *artifacts: Artifact) -> dict[str, Artifact]:
+    """A half's table: {key: entry}, each entry knowing the module that holds it (``home``, which
+    the render rule loads and fingerprints)."""
+    from dataclasses import replace
+
+    return {a.key: replace(a, home=home) for a in artifacts}
+
+
+def param_value(cfg: dict, spec, constants: dict):
+    """The value a param names: a config key path (``synthetic.regime``), a workflow constant
+    (``@atlas_settings``; ``@model``, a per-model artifact's model) or a :class:`Value`."""
+    if isinstance(spec, Value):
+        return spec.value
+    if spec.startswith("@"):
+        return constants[spec[1:]]
+    node = cfg
+    for key in spec.split("."):
+        node = node[key]
+    return node
+
+
+def view_gives(function: Callable) -> frozenset:
+    """The keys a view returns: the fields of the ``TypedDict`` its return is annotated with."""
+    returned = typing.get_type_hints(function).get("return")
+    if not typing.is_typeddict(returned):
+        raise LookupError(f"view {_name(function)}: its return must be annotated with a TypedDict")
+    return frozenset(returned.__annotations__)
+
+
+def _name(function: Callable) -> str:
+    return f"{function.__module__}:{function.__qualname__}"
+
+
+def _call_problems(what: str, function: Callable, given: set) -> list[str]:
+    """An argument with no value, or a value that no argument takes, in ``function(**given)``."""
+    params = inspect.signature(function).parameters.values()
+    if any(p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL) for p in params):
+        return [f"{what}: takes positional-only arguments"]
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    required = {p.name for p in params if p.name in names and p.default is p.empty}
+    any_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
+    missing, unknown = required - given, set() if any_keyword else given - names
+    return [f"{what}: no value for its argument(s) {sorted(missing)}"] * bool(missing) + [
+        f"{what}: takes no argument(s) {sorted(unknown)}"
+    ] * bool(unknown)
+
+
+def _spec_problems(a: Artifact, name: str, spec, kinds: dict, root: Path) -> list[str]:
+    if isinstance(spec, File):
+        return [] if (root / spec.path).is_file() else [f"input {name}: no file {spec.path}"]
+    kind, at, model = spec.partition("@")
+    if kind not in kinds:
+        return [f"input {name}: unknown kind {kind!r} (the kinds: {sorted(kinds)})"]
+    if at and not (kinds[kind].per_model or kind == "fits" and model == "model"):
+        return [f"input {name}: {kind} is not read per model ({spec!r})"]
+    if model == "model" and not a.models:
+        return [f"input {name}: {spec!r} names the model of a per-model artifact"]
+    return []
+
+
+def _param_problems(a: Artifact, params: dict, constants) -> list[str]:
+    problems = []
+    for name, spec in params.items():
+        if isinstance(spec, Value):
+            continue
+        if not isinstance(spec, str) or not spec:
+            problems.append(f"param {name}: {spec!r} is neither a config key path, '@constant' nor a Value")
+        elif spec == "@model" and not a.models:
+            problems.append(f"param {name}: '@model' names the model of a per-model artifact")
+        elif spec.startswith("@") and spec != "@model" and constants is not None and spec[1:] not in constants:
+            problems.append(f"param {name}: the workflow has no constant {spec[1:]!r}")
+    return problems
+
+
+def _view_problems(a: Artifact, constants) -> list[str]:
+    view = a.view
+    what = f"view {_name(view.function)}"
+    problems = _param_problems(a, view.params, constants)
+    if unread := set(view.reads) - set(a.inputs):
+        problems.append(f"{what}: reads {sorted(unread)}, which are not inputs")
+    problems += _call_problems(what, view.function, set(view.reads) | set(view.params))
+    try:
+        if extra := set(view.gives) - view_gives(view.function):
+            problems.append(f"{what}: gives no {sorted(extra)}")
+    except (LookupError, NameError) as err:
+        problems.append(str(err))
+    return problems
+
+
+def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROOT) -> list[str]:
+    """What is wrong with one entry: its fields, its inputs' kinds (``kinds``: {name: InputKind}),
+    and the call of its function (and view) against their signatures. ``constants``: the names of
+    the workflow's constants, if known."""
+    problems = []
+    if a.kind not in ("figure", "table"):
+        problems.append(f"kind {a.kind!r} is neither figure nor table")
+    if a.when not in CONDITIONS:
+        problems.append(f"when {a.when!r} is not a condition (benign.artifacts.entry.CONDITIONS)")
+    if a.models and a.prefix is None:
+        problems.append("a per-model artifact with no prefix")
+    if not (root / "workflow/report" / f"{a.caption or a.name}.rst").is_file():
+        problems.append(f"no caption workflow/report/{a.caption or a.name}.rst")
+    for name, spec in a.inputs.items():
+        problems += _spec_problems(a, name, spec, kinds, root)
+    problems += _param_problems(a, a.params, constants)
+    if both := (set(a.inputs) | {"stem"}) & set(a.params) | {"stem"} & set(a.inputs):
+        problems.append(f"{sorted(both)}: both an input and a param (or stem, which the workflow gives)")
+    if a.view:
+        problems += _view_problems(a, constants)
+    return problems + _call_problems(f"function {_name(a.function)}", a.function, a.arguments())
+
+
+def problems(artifacts, kinds: dict, constants=None, root: Path = ROOT) -> list[str]:
+    """Every entry's problems (:func:`artifact_problems`), each after its name."""
+    return [f"{a.name} ({a.kind}): {p}" for a in artifacts for p in artifact_problems(a, kinds, constants, root)]

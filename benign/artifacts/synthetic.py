@@ -1,0 +1,136 @@
+"""The synthetic half of the artifact table: its input kinds (the synthetic Parquet schemas and
+the rules that write them) and its figures and tables, each entry holding its function.
+
+Adding a figure is its plot function, one entry here and its caption
+(workflow/report/<name>.rst).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benign.analysis.theory import atlas_view, sweeps_view
+from benign.artifacts.entry import Artifact, InputKind, View, entries
+from benign.core import schema
+from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
+from benign.synthetic import registry
+from benign.synthetic import schema as syn_schema
+from benign.tables import boundaries, delay_scan, gap_dynamics, generalization_times, step_convergence, synthetic
+from benign.tables import max_margin as max_margin_table
+from benign.tables import one_step as one_step_table
+
+
+def _parquet(table_schema):
+    return lambda paths: schema.read_parquet(paths, table_schema)
+
+
+# What an input names: a kind, and for the per-model kinds (runs, curves, attention) whose model:
+# "@fits" the model of synthetic.boundary_fits, "@all" every configured model, "@<model>", or
+# "@model", the model of a per-model artifact. "fits@model": the regime-boundaries table where
+# that model's atlas is fitted, else none. An input with no file is passed as None.
+KINDS = {
+    k.name: k
+    for k in (
+        InputKind("runs", _parquet(syn_schema.RUNS), "aggregate_synthetic", "runs", per_model=True),
+        InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True),
+        InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True),
+        InputKind("fits", pd.read_csv, "table_regime_boundaries", 0),
+        InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model"),
+        InputKind("points", pd.read_parquet, "token_projection_points"),
+    )
+}
+
+
+def prefix(model: str) -> str:
+    """A per-model artifact's file prefix (benign.synthetic.registry)."""
+    return registry.MODELS[model].artifact_prefix
+
+
+# the runs and curves of synthetic.boundary_fits' model, which the atlas's views read
+FITTED = {"runs": "runs@fits", "curves": "curves@fits"}
+
+
+def atlas_of(*gives: str) -> View:
+    """The atlas's ok runs, each once, their labels at each horizon (and, as asked, the criteria
+    and the runs' curves)."""
+    return View(atlas_view, reads=("runs", "curves"), gives=gives,
+                params={"settings": "@atlas_settings", "horizons": "synthetic.boundary_fits.horizons",
+                        "regime": "synthetic.regime", "convergence": "@convergence"})  # fmt: skip
+
+
+SWEEPS = View(sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": "@atlas_settings"})
+# the atlas's fitted tables: their labels, at the claimed resolution
+ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
+                   params={"resolution_limit": "synthetic.boundary_fits.resolution"})  # fmt: skip
+PER_MODEL = dict(prefix=prefix)
+
+ENTRIES = entries(
+    __name__,
+    Artifact("token_projection", "figure", "Figure 1", "token projection under a hand-set query", "Synthetic",
+             function=projection.token_projection, inputs={"points": "points"}, params={"cfg": "synthetic.projection"}),
+    Artifact("softmax_dynamics", "figure", "Figures 3, 6", "softmax dynamics", "Synthetic",
+             function=dynamics.softmax_dynamics,
+             inputs={"runs": "runs@model", "attention": "attention@model"}, params={"model": "@model"},
+             models={"token": "Figure 3", "encoder": "Figure 6", "token_p_w0": "", "token_p_identity": ""}, **PER_MODEL),
+    Artifact("loss_heatmap", "figure", "Figures 5, 7", "loss/accuracy heatmaps over (d, ||mu||), the config's grid",
+             "Synthetic", when="heatmap", function=heatmaps.loss_heatmap,
+             inputs={"runs": "runs@model", "fits": "fits@model"},
+             params={"model": "@model", "c1": "synthetic.boundaries.c1", "c2": "synthetic.boundaries.c2"},
+             models={"token": "Figure 5", "encoder": "Figure 7"}, **PER_MODEL),
+    Artifact("delayed_generalization", "figure", "Section 4", "delayed generalization of the benign setting",
+             "Synthetic", when="delayed", function=dynamics.delayed_generalization,
+             inputs={"runs": "runs@token", "curves": "curves@token"},
+             params={"loss_threshold": "synthetic.regime.loss_threshold"}),
+    Artifact("synthetic_regimes", "table", "Figures 3, 6", "named settings of every model, final metrics and "
+             "regime", "Tables", function=synthetic.synthetic_regimes,
+             inputs={"runs": "runs@all", "curves": "curves@all"},
+             params={"criteria": "synthetic.regime", "horizons": "synthetic.regimes_table.horizons"}),
+    Artifact("step_convergence", "table", "Theorem 4.1", "the step check: the atlas's crossings at the step "
+             "halved and the steps doubled, per boundary and d, with the verdict", "Tables", when="boundary_fits",
+             function=step_convergence.step_convergence, inputs=FITTED, view=atlas_of("convergence")),
+    Artifact("regime_boundaries", "table", "Theorem 4.1", "regime boundaries: one fit per boundary and horizon "
+             "over the atlas, beside the theory's exponents", function=boundaries.regime_boundaries,
+             view=atlas_of("runs", "labels", "criteria", "convergence"),
+             **{**ATLAS_TABLE, "params": {**ATLAS_TABLE["params"], "margin": "synthetic.boundary_fits.margin"}}),
+    Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
+             "reads", function=boundaries.regime_model, view=atlas_of("runs", "labels", "convergence"), **ATLAS_TABLE),
+    Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
+             "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
+             function=one_step_table.one_step_regime, inputs={"runs": "runs@token", "curves": "curves@token"},
+             params={"sweep": "@one_step", "criteria": "synthetic.regime"}),
+    Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
+             "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
+             function=gap_dynamics.gap_dynamics, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),
+    Artifact("generalization_times", "table", "Section 4", "fit and generalization times as censored survival "
+             "times (log-normal AFT on SNR, 1/SNR^2 and log SNR, by where the runs head) and each run's signed delay",
+             "Tables", when="boundary_fits", function=generalization_times.generalization_times, inputs=FITTED,
+             view=SWEEPS, params={"bands": "synthetic.boundary_fits.survival_bands", "regime": "synthetic.regime"}),
+    Artifact("regime_map", "figure", "Theorem 4.1", "the regime atlas per n and horizon, with the fitted and "
+             "the theory's boundaries", "Synthetic", when="boundary_fits", function=atlas.regime_map,
+             inputs={**FITTED, "fits": "fits"}, view=atlas_of("runs", "labels")),
+    Artifact("step_convergence", "figure", "Theorem 4.1", "the step check: each boundary's crossing shift "
+             "per d when the step is halved, beside the crossings' own resolution", "Synthetic",
+             when="boundary_fits", function=atlas.step_convergence, inputs={**FITTED},
+             view=atlas_of("convergence"), caption="step_convergence_figure"),
+    Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
+             "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
+             function=one_step.one_step_regime, inputs={"runs": "runs@token", "curves": "curves@token"},
+             params={"sweep": "@one_step", "criteria": "synthetic.regime"}, caption="one_step_regime_figure"),
+    Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
+             "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling, inputs={"fits": "fits"}),
+    Artifact("gap_clock", "figure", "Section 4", "the attention gap's clock g and the test loss r against "
+             "the steps in the benign band, and the clock's rate against ||mu||", "Synthetic", when="boundary_fits",
+             function=atlas.gap_clock, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),
+    Artifact("generalization_delay", "figure", "Section 4", "fit and generalization times as Kaplan-Meier "
+             "curves per SNR band", "Synthetic", when="boundary_fits", function=atlas.generalization_delay,
+             inputs=FITTED, view=SWEEPS, params={"bands": "synthetic.boundary_fits.survival_bands"}),
+    Artifact("delay_scan", "table", "Section 4", "the benign band: does attention select after the flipped "
+             "labels are fitted?", "Tables", when="delay_scan", function=delay_scan.delay_scan,
+             inputs={"runs": "runs@token", "curves": "curves@token"}, params={"sweep": "@delay_scan"}),
+    Artifact("max_margin", "table", "", "attention-SVM check: cosines with baselines, selections, margins, "
+             "local optimality, rate fits", "Tables", when="max_margin", function=max_margin_table.max_margin,
+             inputs={"frame": "alignment"}, params={"horizons": "max_margin.horizons"}),
+    Artifact("max_margin_alignment", "figure", "", "attention-SVM check: cosine of the direction with p^mm over "
+             "training", "Synthetic", when="max_margin", function=max_margin.max_margin_alignment,
+             inputs={"frame": "alignment"}),
+)  # fmt: skip

@@ -1,0 +1,44 @@
+"""The whole artifact table: both halves' entries and input kinds, the index of the README and
+docs/artifacts.md (``python -m benign artifacts``), and the check the workflow runs at parse time.
+
+The workflow generates the render rules (workflow/rules/render.smk), ``all_outputs()`` and the
+report's categories from :data:`ARTIFACTS`; the tests take their lists from it.
+"""
+
+from __future__ import annotations
+
+from benign.artifacts import real, synthetic
+from benign.artifacts.entry import problems
+from benign.synthetic import registry
+
+ARTIFACTS = {**synthetic.ENTRIES, **real.ENTRIES}
+KINDS = {**synthetic.KINDS, **real.KINDS}
+
+
+def index() -> str:
+    """The artifact index (README, docs/artifacts.md): what, the paper's number, the files."""
+    rows = ["| artifact | paper | file |", "| --- | --- | --- |"]
+    for a in ARTIFACTS.values():
+        ext = "{png,pdf}" if a.kind == "figure" else "{csv,md}"
+        title = a.title.replace("|", "\\|")
+        for model, paper in a.models.items() or [(None, a.paper)]:
+            what = f"{title}, {registry.label(model)}" if model else title
+            rows.append(f"| {what} | {paper or 'beyond the paper'} | `{a.folder}/{a.stem(model)}.{ext}` |")
+    return "\n".join(rows) + "\n"
+
+
+BEGIN, END = "<!-- artifact index: python -m benign artifacts --write -->", "<!-- end of the artifact index -->"
+INDEXED = ("README.md", "docs/artifacts.md")  # the files that hold the index between BEGIN and END
+
+
+def with_index(text: str) -> str:
+    """``text`` with the index between its markers replaced by :func:`index`."""
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{index()}{END}{tail}"
+
+
+def check(constants=None) -> None:
+    """Raise ValueError naming every problem of the table (the workflow calls this at parse time)."""
+    if found := problems(ARTIFACTS.values(), KINDS, constants=constants):
+        raise ValueError("benign/artifacts does not match its functions:\n" + "\n".join(found))
