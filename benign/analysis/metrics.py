@@ -97,3 +97,11 @@ def delayed_milestones(curves: pd.DataFrame) -> dict:
 def attention_curves(trace: pd.DataFrame) -> pd.Series:
     """Mean max attention per (dataset, n, eta, epoch), over seeds, samples and heads."""
     return trace.groupby(["dataset", "n", "eta", "epoch"])["max_attention"].mean()
+
+
+def in_grid(real_runs: pd.DataFrame, grid: dict | None) -> pd.DataFrame:
+    """The real runs of ``grid`` (``real.grid``: its n, seeds and eta); all of them without one."""
+    if grid is None:
+        return real_runs
+    keep = real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
+    return real_runs[keep]

@@ -94,21 +94,7 @@ def softmax_dynamics(
             f"(SNR = {run['snr']:.3f}), seed {run['seed']}"
         )
         for i, (kind, _, _) in enumerate(SAMPLE_KINDS):
-            ax = axes[i, j]
-            sample = picked[kind]
-            if sample is None:
-                ax.text(0.5, 0.5, f"no {kind} sample", ha="center", va="center", transform=ax.transAxes)
-                continue
-            probs = trace[trace["sample"] == sample].pivot(index="step", columns="token", values="probability")
-            for token in probs.columns:
-                style = TOKEN_STYLES.get(token, IRRELEVANT_STYLE)
-                ax.plot(
-                    probs.index,
-                    probs[token],
-                    **{k: v for k, v in style.items() if k != "label"},
-                    zorder=3 if token in TOKEN_STYLES else 2,
-                )
-            ax.text(0.98, 0.95, f"{kind} sample #{sample}", ha="right", va="top", transform=ax.transAxes, fontsize=8)
+            _sample_panel(axes[i, j], trace, picked[kind], kind)
     for ax in axes[-1]:
         ax.set_xlabel("gradient step")
     for i, (kind, _, _) in enumerate(SAMPLE_KINDS):
@@ -126,6 +112,34 @@ def softmax_dynamics(
     if has_cls:
         note += "; attention of [CLS] over the input tokens and itself"
     save(fig, stem, note)
+
+
+def _sample_panel(ax, trace: pd.DataFrame, sample, kind: str) -> None:
+    """One sample's softmax over its tokens against the step, or a word where the run has none of its kind."""
+    if sample is None:
+        ax.text(0.5, 0.5, f"no {kind} sample", ha="center", va="center", transform=ax.transAxes)
+        return
+    probs = trace[trace["sample"] == sample].pivot(index="step", columns="token", values="probability")
+    for token in probs.columns:
+        style = TOKEN_STYLES.get(token, IRRELEVANT_STYLE)
+        ax.plot(probs.index, probs[token], **{k: v for k, v in style.items() if k != "label"},
+                zorder=3 if token in TOKEN_STYLES else 2)  # fmt: skip
+    ax.text(0.98, 0.95, f"{kind} sample #{sample}", ha="right", va="top", transform=ax.transAxes, fontsize=8)
+
+
+# the delayed-generalization figure's curves: {column: (label, colour, line style)}, top and bottom panel
+DELAYED_LINES = {
+    "train_acc": ("train accuracy (all, noisy labels)", "tab:blue", "-"),
+    "train_acc_clean": ("train accuracy, clean samples", "tab:green", "-"),
+    "train_acc_noisy": ("flipped labels fitted", "tab:red", "-"),
+    "test_acc": ("test accuracy", "black", "-"),
+    "test_sel_relevant": ("test: relevant token most attended", "tab:purple", "--"),
+    "test_loss_normalised": ("test: normalised loss r", "tab:brown", "--"),
+}
+DELAYED_LOSSES = {
+    "train_loss": ("train loss (noisy labels)", "tab:blue", "-"),
+    "test_loss": ("test loss", "black", "-"),
+}
 
 
 @plt.rc_context(STYLE)
@@ -149,15 +163,7 @@ def delayed_generalization(
     ok, n_excluded = ok_runs(selected)
     if ok.empty:
         raise ValueError(f"no run with status ok for model {model!r}, setting {setting!r}")
-    lines = {
-        "train_acc": ("train accuracy (all, noisy labels)", "tab:blue", "-"),
-        "train_acc_clean": ("train accuracy, clean samples", "tab:green", "-"),
-        "train_acc_noisy": ("flipped labels fitted", "tab:red", "-"),
-        "test_acc": ("test accuracy", "black", "-"),
-        "test_sel_relevant": ("test: relevant token most attended", "tab:purple", "--"),
-        "test_loss_normalised": ("test: normalised loss r", "tab:brown", "--"),
-    }
-    losses = {"train_loss": ("train loss (noisy labels)", "tab:blue", "-"), "test_loss": ("test loss", "black", "-")}
+    lines, losses = DELAYED_LINES, DELAYED_LOSSES
     c = curves[curves["run_id"].isin(ok["run_id"]) & (curves["step"] > 0)]
     require_finite(c, list(lines) + list(losses), "delayed-generalization curves")
     stats = metrics.step_band(c, list(lines) + list(losses))
@@ -169,26 +175,7 @@ def delayed_generalization(
             target_ax.fill_between(
                 stats.index, stats[(metric, "min")], stats[(metric, "max")], color=colour, alpha=0.15, lw=0
             )
-    for metric, level, text in (
-        ("train_acc", 1.0, "training set fitted"),
-        ("test_loss_normalised", loss_threshold, f"attention selects: r ≤ {loss_threshold:g}"),
-    ):
-        values = stats[(metric, "mean")]
-        step = metrics.first_step(-values if metric == "test_loss_normalised" else values,
-                                  -level if metric == "test_loss_normalised" else level)  # fmt: skip
-        if step is not None:
-            for target_ax in (ax, lx):
-                target_ax.axvline(step, color=lines[metric][1], ls=":", lw=1.0)
-            ax.annotate(
-                f"{text}\n(step {step})",
-                (step, 0.02),
-                xycoords=("data", "axes fraction"),
-                rotation=90,
-                ha="right",
-                va="bottom",
-                fontsize=7,
-                color=lines[metric][1],
-            )
+    _milestone_lines(ax, lx, stats, loss_threshold)
     ax.set_xscale("log")
     ax.set_ylabel("accuracy, selection")
     ax.set_ylim(-0.02, 1.02)
@@ -196,15 +183,7 @@ def delayed_generalization(
     if model in registry.MODELS and registry.MODELS[model].fixed_head:
         floor = metrics.TOKEN_LOSS_FLOOR
         lx.axhline(floor, color="0.4", ls="--", lw=1.0, label=f"loss floor log(1+e^(-1/√2)) = {floor:.3f}")
-    m = milestones
-    if m["fit_step"] is not None:
-        text = (f"test loss {m['test_loss_fit']:.3f} when the training set is fitted (step {m['fit_step']}),\n"
-                f"{m['test_loss_last']:.3f} at step {m['last_step']}; test accuracy {m['test_acc_first']:.3f} "
-                f"at step {m['first_step']}, {m['test_acc_last']:.3f} at the end")  # fmt: skip
-    else:
-        text = f"training set not fitted by step {m['last_step']}; test loss {m['test_loss_last']:.3f} at the end"
-    lx.text(0.02, 0.1, text, transform=lx.transAxes, fontsize=7, va="bottom",
-            path_effects=[withStroke(linewidth=3, foreground="white")])  # fmt: skip
+    _milestone_text(lx, milestones)
     lx.set_xlabel("gradient step (log scale)")
     lx.set_ylabel("logistic loss")
     lx.legend(fontsize=7, loc="upper right", framealpha=0.9)
@@ -214,3 +193,40 @@ def delayed_generalization(
         f"mean over {seeds_note(ok)}, band = min to max; " + settings_note(ok, spec.NUMERIC) + excluded_note(n_excluded)
     )
     save(fig, stem, note)
+
+
+def _milestone_lines(ax, lx, stats: pd.DataFrame, loss_threshold: float) -> None:
+    """Vertical lines at the steps where the mean training accuracy first reaches 1 and the mean
+    r first falls to ``loss_threshold``, annotated on the top panel ``ax``."""
+    for metric, level, text in (
+        ("train_acc", 1.0, "training set fitted"),
+        ("test_loss_normalised", loss_threshold, f"attention selects: r ≤ {loss_threshold:g}"),
+    ):
+        values = stats[(metric, "mean")]
+        step = metrics.first_step(-values if metric == "test_loss_normalised" else values,
+                                  -level if metric == "test_loss_normalised" else level)  # fmt: skip
+        if step is not None:
+            for target_ax in (ax, lx):
+                target_ax.axvline(step, color=DELAYED_LINES[metric][1], ls=":", lw=1.0)
+            ax.annotate(
+                f"{text}\n(step {step})",
+                (step, 0.02),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                ha="right",
+                va="bottom",
+                fontsize=7,
+                color=DELAYED_LINES[metric][1],
+            )
+
+
+def _milestone_text(lx, m: dict) -> None:
+    """The loss panel's note: the test loss when the training set is fitted and at the end."""
+    if m["fit_step"] is not None:
+        text = (f"test loss {m['test_loss_fit']:.3f} when the training set is fitted (step {m['fit_step']}),\n"
+                f"{m['test_loss_last']:.3f} at step {m['last_step']}; test accuracy {m['test_acc_first']:.3f} "
+                f"at step {m['first_step']}, {m['test_acc_last']:.3f} at the end")  # fmt: skip
+    else:
+        text = f"training set not fitted by step {m['last_step']}; test loss {m['test_loss_last']:.3f} at the end"
+    lx.text(0.02, 0.1, text, transform=lx.transAxes, fontsize=7, va="bottom",
+            path_effects=[withStroke(linewidth=3, foreground="white")])  # fmt: skip

@@ -94,12 +94,8 @@ def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFram
     """Figure 9: mean max final-layer attention from position 0 vs epoch, one panel per dataset,
     one line per (n, eta) (colour = n, line style = eta), mean over seeds with status ok.
     ``grid``: ``real.grid``, whose n, seeds and eta select the runs."""
-    if grid is not None:
-        keep = (
-            real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
-        )
-        real_runs = real_runs[keep]
-        real_attention = real_attention[real_attention["run_id"].isin(real_runs["run_id"])]
+    real_runs = metrics.in_grid(real_runs, grid)
+    real_attention = real_attention[real_attention["run_id"].isin(real_runs["run_id"])]
     ok, n_excluded = style.ok_runs(real_runs)
     trace = real_attention[real_attention["run_id"].isin(ok["run_id"])]
     style.require_finite(trace, ["max_attention"], "real-data attention")
@@ -140,11 +136,7 @@ def real_test_dynamics(real_curves: pd.DataFrame, real_runs: pd.DataFrame, stem:
     the seeds thin). A marker on a line: the median epoch from which the noisy rows stay
     memorised, over the seeds that memorise them (how many do is in the legend's note). Dashed:
     the phase-1 baseline; dotted: the head with uniform attention. ``grid``: ``real.grid``."""
-    if grid is not None:
-        keep = (
-            real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
-        )
-        real_runs = real_runs[keep]
+    real_runs = metrics.in_grid(real_runs, grid)
     ok, n_excluded = style.ok_runs(real_runs)
     curves = real_curves[real_curves["run_id"].isin(ok["run_id"])]
     style.require_finite(curves, ["test_acc"], "real-data test curves")
@@ -161,26 +153,7 @@ def real_test_dynamics(real_curves: pd.DataFrame, real_runs: pd.DataFrame, stem:
     for row, (dataset, label) in enumerate(labels.items()):
         for col, n in enumerate(ns):
             ax = axes[row, col]
-            runs = ok[(ok["dataset"] == dataset) & (ok["n"] == n)]
-            for eta in etas:
-                mine = runs[runs["eta"] == eta]
-                lines = curves[curves["run_id"].isin(mine["run_id"])].pivot(index="epoch", columns="run_id",
-                                                                            values="test_acc")  # fmt: skip
-                if lines.empty:
-                    continue
-                epochs = lines.index.to_numpy()
-                ax.plot(epochs, 100 * lines.to_numpy(), color=colours[eta], lw=0.5, alpha=0.35)
-                mean = 100 * lines.mean(axis=1).to_numpy()
-                ax.plot(epochs, mean, color=colours[eta], lw=1.4)
-                fitted = mine["noisy_fitted_epoch"].dropna()
-                if len(fitted):
-                    at = float(np.median(fitted))
-                    ax.plot(at, np.interp(at, epochs, mean), marker="o", ms=5, mfc="white", mec=colours[eta], mew=1.4)
-                if mine["n_noisy"].max() > 0:
-                    memorised.append(f"{dataset} n={n} η={eta:g}: {len(fitted)}/{len(mine)}")
-            if len(runs):
-                ax.axhline(100 * runs["baseline_acc"].mean(), color="0.35", ls="--", lw=0.8)
-                ax.axhline(100 * runs["uniform_test_acc"].mean(), color="0.35", ls=":", lw=0.8)
+            memorised += _test_panel(ax, ok[(ok["dataset"] == dataset) & (ok["n"] == n)], curves, colours)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlim(left=0)
             ax.set_title(textwrap.fill(f"{label}, n = {n}", 46), fontsize=7)
@@ -202,3 +175,30 @@ def real_test_dynamics(real_curves: pd.DataFrame, real_runs: pd.DataFrame, stem:
         + style.excluded_note(n_excluded)
     )
     style.save(fig, stem, textwrap.fill(note, 180))
+
+
+def _test_panel(ax, runs: pd.DataFrame, curves: pd.DataFrame, colours: dict) -> list[str]:
+    """One (data set, n) panel of :func:`real_test_dynamics`: each eta's seeds (thin) and mean,
+    the median memorising epoch, the baseline and uniform-attention levels. Returns, per eta
+    with noisy rows, how many seeds memorise them."""
+    memorised = []
+    for eta in colours:
+        mine = runs[runs["eta"] == eta]
+        lines = curves[curves["run_id"].isin(mine["run_id"])].pivot(index="epoch", columns="run_id",
+                                                                    values="test_acc")  # fmt: skip
+        if lines.empty:
+            continue
+        epochs = lines.index.to_numpy()
+        ax.plot(epochs, 100 * lines.to_numpy(), color=colours[eta], lw=0.5, alpha=0.35)
+        mean = 100 * lines.mean(axis=1).to_numpy()
+        ax.plot(epochs, mean, color=colours[eta], lw=1.4)
+        fitted = mine["noisy_fitted_epoch"].dropna()
+        if len(fitted):
+            at = float(np.median(fitted))
+            ax.plot(at, np.interp(at, epochs, mean), marker="o", ms=5, mfc="white", mec=colours[eta], mew=1.4)
+        if mine["n_noisy"].max() > 0:
+            memorised.append(f"{runs['dataset'].iloc[0]} n={runs['n'].iloc[0]} η={eta:g}: {len(fitted)}/{len(mine)}")
+    if len(runs):
+        ax.axhline(100 * runs["baseline_acc"].mean(), color="0.35", ls="--", lw=0.8)
+        ax.axhline(100 * runs["uniform_test_acc"].mean(), color="0.35", ls=":", lw=0.8)
+    return memorised

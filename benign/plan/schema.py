@@ -8,6 +8,7 @@ description.
 - benign/synthetic/spec.py: ``$defs/run``, every run parameter's schema and help, to which the
   hand-written keys refer (``#/$defs/run/properties/<name>``); the keys of
   ``synthetic.defaults``; a sweep's axes and fixed values;
+- benign/real/settings.py: the defaults of ``real.protocol``;
 - benign/synthetic/registry.py and benign/real/registry.py: a block ``synthetic.<model>`` for every model (``$defs/model`` plus
   the model's own run keys), and the enums of the source and backbone kinds.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from benign.real import registry as real_registry
+from benign.real.settings import PROTOCOL
 from benign.synthetic import registry, spec
 
 SOURCE = Path(__file__).with_name("schema_source.yaml")
@@ -68,6 +70,10 @@ def generate() -> dict:
     source = real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]
     source["enum"] = list(real_registry.SOURCE_KINDS)
     real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(real_registry.BACKBONE_KINDS)
+    protocol = real["protocol"]
+    for key, value in PROTOCOL.items():  # the library's defaults; a key the config must give has none
+        if key not in protocol["required"]:
+            protocol["properties"][key]["default"] = value
     return out
 
 

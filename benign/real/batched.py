@@ -192,78 +192,112 @@ def finetune_runs(
     75) and after the last epoch; a call that finds a checkpoint of the same ``identity``
     resumes from it, with the numbers an uninterrupted call gives (after the last epoch: no
     training at all)."""
+    n = _common_n(sets)
+    with torch.no_grad():  # the frozen pre-norm and values, once per set
+        inputs = {i: (*block.tokens(s.hidden), s.mask) for i, s in enumerate(sets)}
+    program = Program(block, runs)
+    trained = program.trained()
+    optimiser, schedule = _optimiser(trained, cfg, n)
+    histories: list[list[Epoch]] = [[] for _ in runs]
+    records: list[list[Record]] = [[] for _ in runs]
+    state = (trained, optimiser, schedule, sets, histories, records)  # what a checkpoint holds
+
+    first = 1
+    if checkpoint is not None and Path(checkpoint).exists():
+        first = _resume(Path(checkpoint), identity, *state)
+    if first == 1 and 0 in record_at:
+        _record_into(records, program, inputs, test_chunks, 0)
+    start = time.perf_counter()
+    for epoch in range(first, cfg.epochs + 1):
+        losses, accs, focus = _train_epoch(program, inputs, sets, optimiser, schedule, cfg)
+        for i, r in enumerate(program.order):
+            histories[r].append(Epoch(epoch, losses[i], accs[i], focus[i]))
+        if epoch in record_at:
+            _record_into(records, program, inputs, test_chunks, epoch)
+        if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
+            _log_epoch(name, epoch, cfg.epochs, program.in_input_order(losses), start)
+        if checkpoint is not None and epoch < cfg.epochs:
+            _save_or_stop(Path(checkpoint), identity, epoch, checkpoint_every, state)
+    if checkpoint is not None and first <= cfg.epochs:
+        # The finished state stays (benign.core.job_state): a retry of a job ruled failed after
+        # its last epoch resumes here and trains nothing.
+        _save(Path(checkpoint), identity, cfg.epochs, *state)
+    return _results(program, inputs, test_chunks, histories, records)
+
+
+def _record_into(records: list[list[Record]], program: Program, inputs: dict, test_chunks, epoch: int) -> None:
+    """Every run's record of ``epoch`` (:func:`_record`), appended to its list, in input order."""
+    for i, rec in enumerate(_record(program, inputs, test_chunks, epoch)):
+        records[program.order[i]].append(rec)
+
+
+def _optimiser(trained: list[torch.Tensor], cfg: TrainConfig, n: int):
+    """AdamW (no weight decay) with the learning rate falling linearly to 0 over phase 2's steps."""
+    steps = cfg.epochs * math.ceil(n / cfg.batch_size)
+    optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0, fused=True)
+    return optimiser, torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, (steps - step) / steps))
+
+
+def _log_epoch(name: str, epoch: int, epochs: int, losses: Sequence[float], start: float) -> None:
+    """A progress line: every run's loss, in the order of the runs given."""
+    shown = " ".join(f"{loss:.4f}" for loss in losses)
+    log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, epochs, shown, time.perf_counter() - start)
+
+
+def _common_n(sets: Sequence[TrainSet]) -> int:
+    """The training sets' n, which one program needs to be the same for every set."""
     n = sets[0].hidden.shape[0]
     if any(s.hidden.shape[0] != n for s in sets):
         raise ValueError(
             f"the training sets of one program must have the same n, not {[s.hidden.shape[0] for s in sets]}"
         )
-    with torch.no_grad():  # the frozen pre-norm and values, once per set
-        inputs = {i: (*block.tokens(s.hidden), s.mask) for i, s in enumerate(sets)}
-    program = Program(block, runs)
-    R = len(runs)
-    device = block.query.weight.device
-    trained = program.trained()
-    steps = cfg.epochs * math.ceil(n / cfg.batch_size)
-    optimiser = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=0.0, fused=True)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, (steps - step) / steps))
-    histories: list[list[Epoch]] = [[] for _ in runs]
-    records: list[list[Record]] = [[] for _ in runs]
+    return n
 
-    def record(epoch: int) -> None:
-        if epoch in record_at:
-            for i, rec in enumerate(_record(program, inputs, test_chunks, epoch)):
-                records[program.order[i]].append(rec)
 
-    first = 1
-    if checkpoint is not None and Path(checkpoint).exists():
-        first = _resume(Path(checkpoint), identity, trained, optimiser, schedule, sets, histories, records)
-    if first == 1:
-        record(0)
-    start = time.perf_counter()
-    for epoch in range(first, cfg.epochs + 1):
-        loss_sum = torch.zeros(R, device=device)
-        correct = torch.zeros(R, device=device)
-        attention_sum = torch.zeros(R, device=device)
-        orders = {s: torch.randperm(n, generator=sets[s].shuffle).to(device) for s in program.slices}
-        num_batches = math.ceil(n / cfg.batch_size)
-        for b in range(num_batches):
-            rows = {s: order[b * cfg.batch_size : (b + 1) * cfg.batch_size] for s, order in orders.items()}
-            logits, focus = program.forward(inputs, rows)
-            target = program.targets(program.labels, rows)
-            loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).mean(1)
-            optimiser.zero_grad(set_to_none=True)
-            loss.sum().backward()  # each run's gradient is its own loss's
-            _clip_per_run(program, cfg.clip)
-            optimiser.step()
-            schedule.step()
-            loss_sum += loss.detach()
-            correct += (logits.detach().argmax(-1) == target).sum(1)
-            attention_sum += focus
-        # divided as Python floats, as the one-run path does
-        losses = [v / num_batches for v in loss_sum.tolist()]
-        accs, focus = [v / n for v in correct.tolist()], [v / n for v in attention_sum.tolist()]
-        for i, r in enumerate(program.order):
-            histories[r].append(Epoch(epoch, losses[i], accs[i], focus[i]))
-        record(epoch)
-        if epoch % cfg.log_every == 0 or epoch == cfg.epochs:
-            shown = " ".join(f"{losses[i]:.4f}" for i in sorted(range(R), key=program.order.__getitem__))
-            log.info("%s: epoch %d/%d loss per run %s elapsed %.1fs", name, epoch, cfg.epochs, shown,
-                     time.perf_counter() - start)  # fmt: skip
-        if checkpoint is not None and epoch < cfg.epochs:
-            if STOP.signal is not None or (checkpoint_every > 0 and epoch % checkpoint_every == 0):
-                _save(Path(checkpoint), identity, epoch, trained, optimiser, schedule, sets, histories, records)
-            if STOP.signal is not None:
-                raise Stopped(STOP.signal, f"epoch {epoch}", checkpoint)
-    if checkpoint is not None and first <= cfg.epochs:
-        # The finished state stays (benign.core.job_state): a retry of a job ruled failed after
-        # its last epoch resumes here and trains nothing.
-        _save(Path(checkpoint), identity, cfg.epochs, trained, optimiser, schedule, sets, histories, records)
-    for p in trained:
+def _train_epoch(program: Program, inputs: dict, sets, optimiser, schedule, cfg: TrainConfig):
+    """One epoch of every run: each set's rows shuffled by its own generator, one AdamW step per
+    batch on the sum of the runs' losses (each run's gradient is its own loss's), clipped per run.
+    Returns the program's (mean losses, training accuracies, mean max attentions), one per run."""
+    n, R, device = next(iter(inputs.values()))[0].shape[0], len(program.order), program.labels.device
+    loss_sum, correct, attention_sum = (torch.zeros(R, device=device) for _ in range(3))
+    orders = {s: torch.randperm(n, generator=sets[s].shuffle).to(device) for s in program.slices}
+    num_batches = math.ceil(n / cfg.batch_size)
+    for b in range(num_batches):
+        rows = {s: order[b * cfg.batch_size : (b + 1) * cfg.batch_size] for s, order in orders.items()}
+        logits, focus = program.forward(inputs, rows)
+        target = program.targets(program.labels, rows)
+        loss = F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(R, -1).mean(1)
+        optimiser.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        _clip_per_run(program, cfg.clip)
+        optimiser.step()
+        schedule.step()
+        loss_sum += loss.detach()
+        correct += (logits.detach().argmax(-1) == target).sum(1)
+        attention_sum += focus
+    # divided as Python floats, as the one-run path does
+    losses = [v / num_batches for v in loss_sum.tolist()]
+    return losses, [v / n for v in correct.tolist()], [v / n for v in attention_sum.tolist()]
+
+
+def _save_or_stop(checkpoint: Path, identity: str, epoch: int, every: int, state: tuple) -> None:
+    """Save the state every ``every`` epochs and on a stop signal; on a signal, stop the job."""
+    if STOP.signal is not None or (every > 0 and epoch % every == 0):
+        _save(checkpoint, identity, epoch, *state)
+    if STOP.signal is not None:
+        raise Stopped(STOP.signal, f"epoch {epoch}", checkpoint)
+
+
+def _results(program: Program, inputs: dict, test_chunks, histories, records) -> list[RunResult]:
+    """Every run's result in the order of its input: its history and records, and its final
+    training and test metrics with the query and key frozen."""
+    n = next(iter(inputs.values()))[0].shape[0]
+    for p in program.trained():
         p.requires_grad_(False)
     loss, hits = _sums(program, inputs, program.labels, program.slices)
-    train_eval = _means(loss, hits.sum(1), n)
-    train_eval, test_eval = program.in_input_order(train_eval), program.in_input_order(_test(program, test_chunks))
-    return [RunResult(histories[r], *train_eval[r], *test_eval[r], records[r]) for r in range(R)]
+    train_eval = program.in_input_order(_means(loss, hits.sum(1), n))
+    test_eval = program.in_input_order(_test(program, test_chunks))
+    return [RunResult(histories[r], *train_eval[r], *test_eval[r], records[r]) for r in range(len(histories))]
 
 
 def _test(program: Program, test_chunks) -> list[tuple[float, float]]:

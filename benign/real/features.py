@@ -111,6 +111,15 @@ def run_backbone(backbone, x: np.ndarray, hidden_rows: np.ndarray, batch_size: i
     return pooled, hidden, mask
 
 
+def frozen_tensors(block: FinalBlock, backbone) -> dict[str, torch.Tensor]:
+    """The final layer's and the pooler's weights (float32), as the feature cache stores them."""
+    tensors = {f"block.{k}": v.detach().float().contiguous() for k, v in block.state_dict().items()}
+    pooler = backbone_pooler(backbone.model)
+    if pooler is not None:
+        tensors.update({f"pooler.{k}": v.float().contiguous() for k, v in pooler.items()})
+    return tensors
+
+
 def compute_features(
     backbone_spec: dict,
     dataset_dir: str | Path,
@@ -140,10 +149,7 @@ def compute_features(
     if rows.size and (rows.min() < 0 or rows.max() >= len(data.y_train)):
         raise ValueError(f"train_rows must lie in 0..{len(data.y_train) - 1}")
     block = FinalBlock.from_backbone(backbone.model)
-    tensors = {f"block.{k}": v.detach().float().contiguous() for k, v in block.state_dict().items()}
-    pooler = backbone_pooler(backbone.model)
-    if pooler is not None:
-        tensors.update({f"pooler.{k}": v.float().contiguous() for k, v in pooler.items()})
+    tensors = frozen_tensors(block, backbone)
     ranges = {}
     for split, x, y, keep in (
         ("train", data.x_train, data.y_train, rows),

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from benign.real.settings import PROTOCOL
+
 log = logging.getLogger("benign.real")
 
 Forward = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]]
@@ -25,10 +27,10 @@ Forward = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]]
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int
-    lr: float = 5e-5
-    batch_size: int = 16
-    clip: float = 1.0
-    log_every: int = 100  # epochs between progress lines
+    lr: float = PROTOCOL["lr"]
+    batch_size: int = PROTOCOL["batch_size"]
+    clip: float = PROTOCOL["clip"]
+    log_every: int = PROTOCOL["log_every"]  # epochs between progress lines
 
 
 @dataclass

@@ -37,6 +37,7 @@ from benign.real.loop import TrainConfig
 from benign.real.records import record_epochs, summarise
 from benign.real.reinit_cost import attention_share, uniform_accuracy
 from benign.real.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
+from benign.real.settings import PROTOCOL
 
 log = logging.getLogger("benign.real")
 
@@ -70,11 +71,11 @@ def pretrain(
     features_path: str | Path | Sequence[str | Path],
     dataset_entry: dict,
     seeds: Sequence[int],
-    pretrain_epochs: int = 300,
-    lr: float = 5e-5,
-    batch_size: int = 16,
-    clip: float = 1.0,
-    log_every: int = 100,
+    pretrain_epochs: int = PROTOCOL["pretrain_epochs"],
+    lr: float = PROTOCOL["lr"],
+    batch_size: int = PROTOCOL["batch_size"],
+    clip: float = PROTOCOL["clip"],
+    log_every: int = PROTOCOL["log_every"],
     device: str | torch.device | None = None,
 ) -> PretrainedHeads:
     """Phase 1 of every seed of one data set, as one program (``heads.pretrain_heads``)."""
@@ -110,60 +111,36 @@ def run_cell(
     n: int,
     etas: Sequence[float],
     seed: int,
-    finetune_epochs: int = 2000,
-    lr: float = 5e-5,
-    batch_size: int = 16,
-    clip: float = 1.0,
-    log_every: int = 100,
+    finetune_epochs: int = PROTOCOL["finetune_epochs"],
+    lr: float = PROTOCOL["lr"],
+    batch_size: int = PROTOCOL["batch_size"],
+    clip: float = PROTOCOL["clip"],
+    log_every: int = PROTOCOL["log_every"],
     backbone_name: str | None = None,
     device: str | torch.device | None = None,
     code_version: str = "",
     checkpoint: str | Path | None = None,
     checkpoint_every: int = 0,
-    records: int | list[int] = 30,
+    records: int | list[int] = PROTOCOL["record_epochs"],
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Phase 2 for one (data set, backbone, n, seed) and every eta, from the seed's phase-1 head.
-    With ``checkpoint``, phase 2 saves its state every ``checkpoint_every`` epochs and on a stop
-    signal, and a later call resumes from it (``batched.finetune_runs``).
-
-    ``records``: the epochs at which each run records its test metrics (``records.record_epochs``).
-
-    Returns (runs, attention, curves) frames matching ``schema.REAL_RUNS``, ``REAL_ATTENTION`` and ``REAL_CURVES``.
-    ``backbone_name`` goes into run ids (default: the backbone spec's name); the ``backbone``
-    column holds what was actually loaded. A run's wall time is an equal share of the batched
-    phase 2 (phase 1's time is in the heads file).
-    """
+    """Phase 2 for one (data set, backbone, n, seed) and every eta, from the seed's phase-1 head:
+    (runs, attention, curves) frames of ``schema.REAL_RUNS``, ``REAL_ATTENTION``, ``REAL_CURVES``.
+    With ``checkpoint``, it saves its state every ``checkpoint_every`` epochs and on a stop signal,
+    and a later call resumes (``batched.finetune_runs``). ``records``: the epochs at which each run
+    records its test metrics (``records.record_epochs``). ``backbone_name`` goes into run ids
+    (default: the backbone spec's name), the ``backbone`` column is what was loaded. A run's wall
+    time is an equal share of the batched phase 2 (phase 1's is in the heads file)."""
     device = pick_device() if device is None else torch.device(device)
     cache = checked_cache(features_path, dataset_entry)
     name = dataset_entry["name"]
-    if heads.meta["dataset"] != name or seed not in heads.heads:
-        raise ValueError(
-            f"the phase-1 heads are of {heads.meta['dataset']!r} seeds {heads.meta['seeds']}, not {name!r} seed {seed}"
-        )
-    if heads.meta["pretrain_size"] != int(dataset_entry["pretrain_size"]):
-        raise ValueError(
-            f"the phase-1 heads pretrained on {heads.meta['pretrain_size']} rows, the entry says {dataset_entry['pretrain_size']}"
-        )
+    check_heads(heads, dataset_entry, seed)
     backbone_name = backbone_name or cache.meta["backbone_spec"].get("name", cache.meta["backbone"])
-    num_classes = len(cache.meta["classes"])
-    pretrain_size = heads.meta["pretrain_size"]
-    _, finetune_rows = split_indices(len(cache.y_train), pretrain_size, n, seed)
+    _, finetune_rows = split_indices(len(cache.y_train), heads.meta["pretrain_size"], n, seed)
     phase_two_cfg = TrainConfig(epochs=finetune_epochs, lr=lr, batch_size=batch_size, clip=clip, log_every=log_every)
     head = heads.heads[seed].to(device)
-    baseline_acc = heads.baseline_acc[seed]
-
     record_at = record_epochs(finetune_epochs, records)
-    block = cache.block().to(device).requires_grad_(False)
-    hidden, mask = on_device(*drop_padding(*cache.train_hidden(finetune_rows)), device=device)
-    test_chunks = TestChunks(cache, device)
-    uniform_acc, share = uniform_accuracy(block, head, test_chunks), attention_share(block, test_chunks)
-    noise = draw_nested_noise(cache.y_train, num_classes, generator(seed, "real_label_noise"))
-    clean = cache.y_train[finetune_rows]
-    # Every eta's phase 2 as one program (benign.real.batched): the runs share the seed's rows,
-    # head, query/key initialisation and batch order, and differ in their labels.
-    labels = [noise.labels(eta)[finetune_rows] for eta in etas]
-    batch = [Run(0, y.to(device), head, generator(seed, "real_qk_init"), y != clean) for y in labels]
-    train_set = TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
+    block, test_chunks, (uniform_acc, share) = frozen_layer(cache, head, device)
+    batch, train_set = noisy_runs(cache, finetune_rows, etas, head, seed, device)
     log.info("%s n=%d seed=%d: phase 2 of %d noise rates, %d epochs", name, n, seed, len(batch), finetune_epochs)
     start = time.perf_counter()
     identity = (
@@ -175,64 +152,79 @@ def run_cell(
         identity=identity, record_at=record_at,
     )  # fmt: skip
     wall_two = (time.perf_counter() - start) / len(batch)
+    cell = dict(
+        dataset_label=dataset_entry.get("label", name), paper_dataset=dataset_entry.get("paper_dataset"),
+        backbone=cache.meta["backbone"], num_classes=len(cache.meta["classes"]), pretrain_size=heads.meta["pretrain_size"],
+        pretrain_epochs=heads.meta["epochs"], finetune_epochs=finetune_epochs, baseline_acc=heads.baseline_acc[seed],
+        uniform_test_acc=uniform_acc, attention_share=share, wall_time_s=wall_two, device=str(device),
+        code_version=code_version,
+    )  # fmt: skip
+    for eta, r in zip(etas, results):
+        log.info(
+            "%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, r.train_loss, r.test_acc
+        )
+    return phase_two_frames((name, backbone_name, n, seed), etas, results, batch, cell, peak_memory_mb(device))
+
+
+def frozen_layer(cache: FeatureCache, head, device):
+    """The final layer's frozen block on ``device``, the test split as phase 2 reads it, and what
+    the seed's head scores before phase 2: (uniform-attention test accuracy, attention share)."""
+    block = cache.block().to(device).requires_grad_(False)
+    test_chunks = TestChunks(cache, device)
+    return block, test_chunks, (uniform_accuracy(block, head, test_chunks), attention_share(block, test_chunks))
+
+
+def noisy_runs(cache: FeatureCache, rows: torch.Tensor, etas: Sequence[float], head, seed: int, device):
+    """Every eta's phase-2 run of a seed and its training set. The runs share the seed's rows,
+    head, query/key initialisation and batch order, and differ in their labels (the nested label
+    noise of the seed: the flips at a smaller eta are among those at a larger one)."""
+    noise = draw_nested_noise(cache.y_train, len(cache.meta["classes"]), generator(seed, "real_label_noise"))
+    clean = cache.y_train[rows]
+    labels = [noise.labels(eta)[rows] for eta in etas]
+    batch = [Run(0, y.to(device), head, generator(seed, "real_qk_init"), y != clean) for y in labels]
+    hidden, mask = on_device(*drop_padding(*cache.train_hidden(rows)), device=device)
+    return batch, TrainSet(hidden, mask, generator(seed, "real_finetune_shuffle"))
+
+
+def check_heads(heads: PretrainedHeads, dataset_entry: dict, seed: int) -> None:
+    """Refuse phase-1 heads of another data set, seed or pretraining size than the cell's."""
+    name = dataset_entry["name"]
+    if heads.meta["dataset"] != name or seed not in heads.heads:
+        raise ValueError(
+            f"the phase-1 heads are of {heads.meta['dataset']!r} seeds {heads.meta['seeds']}, not {name!r} seed {seed}"
+        )
+    if heads.meta["pretrain_size"] != int(dataset_entry["pretrain_size"]):
+        raise ValueError(
+            f"the phase-1 heads pretrained on {heads.meta['pretrain_size']} rows, the entry says {dataset_entry['pretrain_size']}"
+        )
+
+
+def phase_two_frames(cell_key: tuple, etas, results, batch, cell: dict, peaks: tuple):
+    """(runs, attention, curves) frames of a cell's phase 2: one row per run with the cell's
+    values ``cell`` and each run's results, its attention per epoch, its test metrics per
+    recorded epoch. ``cell_key``: (data set, backbone name, n, seed); ``peaks``: the job's (RSS,
+    CUDA) memory peaks in MB."""
+    dataset, backbone, n, seed = cell_key
     runs, attention, curves = [], [], []
     for eta, two, run in zip(etas, results, batch):
-        rid = run_id(name, backbone_name, n, eta, seed)
-        log.info(
-            "%s n=%d eta=%.3f seed=%d: train loss %.4f, test acc %.4f", name, n, eta, seed, two.train_loss, two.test_acc
-        )
+        key = dict(run_id=run_id(dataset, backbone, n, eta, seed), dataset=dataset, n=n, eta=float(eta), seed=seed)
+        n_noisy = int(run.noisy.sum())
         runs.append(
             dict(
-                run_id=rid,
-                dataset=name,
-                dataset_label=dataset_entry.get("label", name),
-                paper_dataset=dataset_entry.get("paper_dataset"),
-                backbone=cache.meta["backbone"],
-                n=n,
-                eta=float(eta),
-                seed=seed,
-                num_classes=num_classes,
-                pretrain_size=pretrain_size,
-                pretrain_epochs=heads.meta["epochs"],
-                finetune_epochs=finetune_epochs,
-                baseline_acc=baseline_acc,
-                reinit_test_acc=two.records[0].test_acc,
-                uniform_test_acc=uniform_acc,
-                attention_share=share,
-                n_noisy=int(run.noisy.sum()),
-                **summarise(two.records, int(run.noisy.sum())),
-                train_loss_last_epoch=two.history[-1].loss,
-                train_loss=two.train_loss,
-                train_acc=two.train_acc,
-                test_loss=two.test_loss,
-                test_acc=two.test_acc,
-                status="ok",
-                wall_time_s=wall_two,
-                device=str(device),
-                code_version=code_version,
+                **key, **cell, reinit_test_acc=two.records[0].test_acc, n_noisy=n_noisy,
+                **summarise(two.records, n_noisy), train_loss_last_epoch=two.history[-1].loss,
+                train_loss=two.train_loss, train_acc=two.train_acc, test_loss=two.test_loss, test_acc=two.test_acc,
+                status="ok", peak_rss_mb=peaks[0], peak_cuda_mb=peaks[1],
             )
-        )
+        )  # fmt: skip
         attention.extend(
-            dict(
-                run_id=rid,
-                dataset=name,
-                n=n,
-                eta=float(eta),
-                seed=seed,
-                epoch=e.epoch,
-                train_loss=e.loss,
-                max_attention=e.max_attention,
-            )
-            for e in two.history
+            dict(**key, epoch=e.epoch, train_loss=e.loss, max_attention=e.max_attention) for e in two.history
         )
         curves.extend(
-            dict(run_id=rid, dataset=name, n=n, eta=float(eta), seed=seed, epoch=r.epoch, test_loss=r.test_loss,
-                 test_acc=r.test_acc, train_acc_clean=r.train_acc_clean, train_acc_noisy=r.train_acc_noisy)
+            dict(**key, epoch=r.epoch, test_loss=r.test_loss, test_acc=r.test_acc, train_acc_clean=r.train_acc_clean,
+                 train_acc_noisy=r.train_acc_noisy)
             for r in two.records
         )  # fmt: skip
-    rss_mb, cuda_mb = peak_memory_mb(device)
-    for run in runs:
-        run.update(peak_rss_mb=rss_mb, peak_cuda_mb=cuda_mb)
     return (
         pd.DataFrame(runs, columns=REAL_RUNS.names),
         pd.DataFrame(attention, columns=REAL_ATTENTION.names),

@@ -149,56 +149,75 @@ def train_batch(
         dtype = models.default_dtype(specs[0].model, device)
     t0 = time.perf_counter()
     model = _batch(specs, device, dtype)
-    steps = specs[0].steps
+    steps, T, key = specs[0].steps, specs[0].T, specs[0].batch_key()
     schedules = [set(log_steps(steps, s.log_every, s.log_points)) for s in specs]
     wanted = set().union(*schedules)
     attention_runs = [b for b, s in enumerate(specs) if s.record_attention]
     identity = [s.run_id for s in specs] + [code_version, str(dtype)]
-    curves, attention, start, elapsed = [], [], 0, 0.0
-    state = load_checkpoint(checkpoint, device) if checkpoint is not None and Path(checkpoint).exists() else None
-    if state is not None:
-        if state["identity"] == identity:
-            model.load_state(state["model"])
-            curves, attention, start, elapsed = state["curves"], state["attention"], state["step"], state["elapsed"]
-            log.info("resumed batch %s from its checkpoint at step %d", specs[0].batch_key(), start)
-        else:
-            log.warning("ignoring checkpoint %s: it belongs to other runs or code", checkpoint)
+    curves, attention, start, elapsed = _resumed(checkpoint, identity, model, device, key)
     last_report = time.perf_counter()
-    noisy = model.noisy
-    T = specs[0].T
     refs = _references(model, T)
     for k in range(start, steps + 1):
         if k in wanted:
-            # The step returns the training outputs before its update: at a logged step they
-            # are the ones to record, so the training set goes through the model once.
-            ft, att_t = model.outputs_test(attention=True)
-            f, att = model.outputs_train() if k == steps else model.step()
-            values = _step_metrics(model, T, refs, f, att, ft, att_t)
-            for b, sched in enumerate(schedules):
-                if k in sched:
-                    curves.append((b, k, *(float(values[name][b]) for name in METRIC_NAMES)))
-            if attention_runs:
-                fitted = (model.y * f > 0)[attention_runs].cpu().numpy()
-                attention.append((k, att[attention_runs].double().cpu().numpy(), fitted))
+            _logged_step(model, T, refs, k, steps, schedules, attention_runs, curves, attention)
         if k == steps:
             break
         if k not in wanted:
             model.step()
         now = time.perf_counter()
-        if checkpoint is not None and checkpoint_every > 0 and (k + 1) % checkpoint_every == 0:
-            save_checkpoint(checkpoint, identity, model.state(), curves, attention, k + 1, elapsed + now - t0)
-        if STOP.signal is not None:  # the scheduler's notice before a time limit (or a pre-emption)
-            if checkpoint is not None:
-                save_checkpoint(checkpoint, identity, model.state(), curves, attention, k + 1, elapsed + now - t0)
-            raise Stopped(STOP.signal, f"step {k + 1}", checkpoint)
+        state = (identity, model, curves, attention, k + 1, elapsed + now - t0)
+        _checkpoint_or_stop(checkpoint, checkpoint_every, state)
         if now - last_report > progress_every:
             last_report = now
-            log.info("batch %s: step %d/%d (%.0f s)", specs[0].batch_key(), k + 1, steps, elapsed + now - t0)
+            log.info("batch %s: step %d/%d (%.0f s)", key, k + 1, steps, elapsed + now - t0)
     wall = elapsed + time.perf_counter() - t0
-    frames = _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device, code_version)
+    frames = _frames(specs, curves, attention, attention_runs, model.noisy, refs, wall, device, code_version)
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     return frames
+
+
+def _resumed(checkpoint, identity: list[str], model, device, key) -> tuple[list, list, int, float]:
+    """(curves, attention, first step, seconds so far) of a batch: from its checkpoint where one
+    of the same runs and code exists (the model's state restored), else from the start."""
+    state = load_checkpoint(checkpoint, device) if checkpoint is not None and Path(checkpoint).exists() else None
+    if state is None:
+        return [], [], 0, 0.0
+    if state["identity"] != identity:
+        log.warning("ignoring checkpoint %s: it belongs to other runs or code", checkpoint)
+        return [], [], 0, 0.0
+    model.load_state(state["model"])
+    log.info("resumed batch %s from its checkpoint at step %d", key, state["step"])
+    return state["curves"], state["attention"], state["step"], state["elapsed"]
+
+
+def _logged_step(model, T: int, refs: dict, k: int, steps: int, schedules, attention_runs, curves, attention) -> None:
+    """Step ``k``, logged: the metrics of the outputs before its update appended to ``curves`` for
+    the runs that log it (and the attention of those that record it), then the update (none after
+    the last step). The step returns the training outputs before its update, so the training set
+    goes through the model once."""
+    ft, att_t = model.outputs_test(attention=True)
+    f, att = model.outputs_train() if k == steps else model.step()
+    values = _step_metrics(model, T, refs, f, att, ft, att_t)
+    for b, sched in enumerate(schedules):
+        if k in sched:
+            curves.append((b, k, *(float(values[name][b]) for name in METRIC_NAMES)))
+    if attention_runs:
+        fitted = (model.y * f > 0)[attention_runs].cpu().numpy()
+        attention.append((k, att[attention_runs].double().cpu().numpy(), fitted))
+
+
+def _checkpoint_or_stop(checkpoint, every: int, state: tuple) -> None:
+    """Save the batch's state (identity, model, curves, attention, next step, seconds) every
+    ``every`` steps; on the scheduler's notice before a time limit (or a pre-emption), save it
+    and stop."""
+    identity, model, curves, attention, step, seconds = state
+    if checkpoint is not None and every > 0 and step % every == 0:
+        save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds)
+    if STOP.signal is not None:
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds)
+        raise Stopped(STOP.signal, f"step {step}", checkpoint)
 
 
 METRIC_NAMES = [name for name, _ in schema.METRICS + schema.SELECTION]  # per run and logged step

@@ -274,28 +274,32 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: dict) -> list[str]:
-    """The model comparison, the decades' slopes, the horizons, the step check's exclusions and
-    the horizon extrapolation, as Markdown."""
+def _num(v, digits=3) -> str:
+    return f"{v:.{digits}f}" if np.isfinite(v) else MISSING
+
+
+def _comparison(table: pd.DataFrame) -> pd.DataFrame:
+    """Per boundary and horizon: each law's held-out log-likelihood and AIC, and the best of each."""
     rows = [r for _, r in table.iterrows()]
-
-    def num(v, digits=3):
-        return f"{v:.{digits}f}" if np.isfinite(v) else MISSING
-
-    comparison = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Boundary": table["boundary"],
             "Horizon": table["horizon"],
-            **{f"held-out log-lik. {LAW_NAMES[law]}": [num(r[f"heldout_{law}"]) for r in rows] for law in COMPARED},
-            **{f"AIC {LAW_NAMES[law]}": [num(r[f"aic_{law}"], 1) for r in rows] for law in COMPARED},
+            **{f"held-out log-lik. {LAW_NAMES[law]}": [_num(r[f"heldout_{law}"]) for r in rows] for law in COMPARED},
+            **{f"AIC {LAW_NAMES[law]}": [_num(r[f"aic_{law}"], 1) for r in rows] for law in COMPARED},
             "gamma of (ii)": [_iv(r, "gamma") for r in rows],
             "best held-out / AIC": [
                 f"{LAW_NAMES.get(r['best_heldout'], MISSING)} / {LAW_NAMES.get(r['best_aic'], MISSING)}" for r in rows
             ],  # fmt: skip
         }
     )
+
+
+def _slopes(table: pd.DataFrame, knots: tuple) -> pd.DataFrame:
+    """Per boundary and horizon: law (iii)'s slope in each decade between the grid's d."""
+    rows = [r for _, r in table.iterrows()]
     names = [crossings.slope_name(k0, k1) for k0, k1 in zip(knots[:-1], knots[1:])]
-    slopes = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Boundary": table["boundary"],
             "Horizon": table["horizon"],
@@ -306,8 +310,12 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
             },
         }
     )
+
+
+def _horizons(table: pd.DataFrame, dropped: dict) -> pd.DataFrame:
+    """Per boundary: the horizon it settled from, its last drift, the d the step check left out."""
     firsts = table.drop_duplicates("boundary", keep="last")  # the last horizon's row holds the settling
-    horizons = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Boundary": firsts["boundary"],
             "Settled from horizon": [
@@ -328,7 +336,11 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
             ],  # fmt: skip
         }
     )
-    extrapolated = pd.DataFrame(
+
+
+def _extrapolated(limits: list[dict]) -> pd.DataFrame:
+    """Per boundary: law (i)'s a at each horizon on the lines reaching all, and its 1/ln limit."""
+    return pd.DataFrame(
         {
             "Boundary": [lim["boundary"] for lim in limits],
             "Lines reaching every horizon": [lim["lines_every_horizon"] for lim in limits],
@@ -341,9 +353,19 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
             ],
         }
     )
+
+
+def _near_uniform(table: pd.DataFrame) -> str:
+    """Per horizon, the share of argmax-selecting runs whose r is still above 0.9."""
     argmax = table[table["boundary"] == "argmax selection"]
-    near_uniform = "; ".join(f"{r.horizon}: {r.argmax_near_uniform:.0%}" for r in argmax.itertuples()
-                             if np.isfinite(getattr(r, "argmax_near_uniform", np.nan)))  # fmt: skip
+    shares = [(r.horizon, getattr(r, "argmax_near_uniform", np.nan)) for r in argmax.itertuples()]
+    return "; ".join(f"{h}: {v:.0%}" for h, v in shares if np.isfinite(v))
+
+
+def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: dict) -> list[str]:
+    """The model comparison, the decades' slopes, the horizons, the step check's exclusions and
+    the horizon extrapolation, as Markdown."""
+    near_uniform = _near_uniform(table)
     return [
         "### Model comparison",
         "Mean log-likelihood per crossing of each (d, n) line's crossings under the law fitted to the other lines, its "
@@ -351,13 +373,13 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
         "(ii) the theorem's exponents with a log factor, c d^(1/4) (ln d)^gamma n^b for the selection boundaries and "
         "c (d / n)^(1/2) (ln d)^gamma for the not-overfitting one; (iii) one slope of log d per decade between the "
         "grid's d, and b; base: one ||mu||* for every line.",
-        _markdown_table(comparison),
+        _markdown_table(_comparison(table)),
         "### Local slopes per decade of d",
         "The slopes of law (iii), each with its 95% interval ('set by the grid', with the half-width the grid allows, "
         "where the interval is no wider than lines known only to their resolution would give: the width then measures "
         "the grid, not the data; 'open' where a single line identifies the slope, whose miss the lines' jackknife "
         "cannot see).",
-        _markdown_table(slopes),
+        _markdown_table(_slopes(table, knots)),
         "### Horizons and the step check",
         "Between two horizons the same lines' crossings are paired; a line's drift is the mean change of its seeds' "
         "bracket midpoints in ln ||mu||* per decade of time, and the lines are the units (Student's t on G - 1). A "
@@ -365,12 +387,12 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
         "staggered brackets give a crossing; 'settled from' is the first horizon from which every later pair has. A "
         "d is left out of a boundary's fits (at every horizon) where a crossing of the step check at the longest "
         "horizon moved beyond its own bracket (results/tables/step_convergence).",
-        _markdown_table(horizons),
+        _markdown_table(_horizons(table, dropped)),
         "### The exponent of d as the horizon grows (exploratory)",
         "On the lines that reach every horizon, law (i) at each horizon (± 95%), and a = a_inf + s / ln(horizon) fitted "
         "by weighted least squares with those variances. Exploratory: the horizons' fits share their lines, so the "
         "points are not independent, and a_inf extrapolates far past the last horizon.",
-        _markdown_table(extrapolated),
+        _markdown_table(_extrapolated(limits)),
         "### Argmax selection of near-uniform attention",
         "Share of the runs the argmax label calls 'selects' whose normalised test loss r is still above 0.9 (attention "
         f"barely off uniform), per horizon: {near_uniform or MISSING}.",

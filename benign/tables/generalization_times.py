@@ -31,8 +31,14 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     table = pd.DataFrame(rows, columns=["time", "group", "form", "covariate", "coef", "coef_low", "coef_high", "aic",
                                         "better_form", "runs", "censored", "lines"])  # fmt: skip
     medians = survival.band_medians(runs, curves, bands)
+    write(table, _display(table), _header(table, medians, regime), stem)
+    return table
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    """The coefficients as the Markdown shows them."""
     fitted = table["form"] != ""
-    display = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Runs heading for": table["group"].map(
                 {"selects": "selection (hard-max)", "does not select": "no selection"}
@@ -54,11 +60,15 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
             "Runs (censored; lines)": [f"{r.runs} ({r.censored}; {r.lines})" for r in table.itertuples()],
         }
     )
+
+
+def _header(table: pd.DataFrame, medians, regime: dict) -> list[str]:
+    """The heading, how the times and the regressions are read (with the lower-AIC form per time), and the medians."""
     names = {**survival.TIMES, "delay": "delay"}
     better = table[table["better_form"]].drop_duplicates(["group", "time"])
     words = "; ".join(f"{g}, {names[t]}: {survival.FORMS[f]}" for g, t, f in zip(better["group"], better["time"],
                                                                                 better["form"]))  # fmt: skip
-    header = [
+    return [
         "## Synthetic data: fit and generalization times",
         "Per atlas run, each once: the fit time (the first logged step from which the flipped labels stay fitted) and "
         "the generalization time (the first from which attention selects the relevant token at test time), known "
@@ -75,8 +85,6 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
         "of the two medians, and the runs' own delays in steps (signed: negative where attention selects before "
         "the labels are fitted):\n\n" + _medians_markdown(medians),
     ]
-    write(table, display, header, stem)
-    return table
 
 
 def _medians_markdown(medians: pd.DataFrame) -> str:

@@ -131,6 +131,18 @@ def real_results(
     paper's numbers beside ours where ``paper_dataset`` names a dataset of ``reference_csv``
     (or, in words, of ``summary_csv`` where the paper published no numbers). ``notes``: per
     data set, a sentence for the header (a data set entry's ``note``)."""
+    runs = _percent_runs(real_runs, etas)
+    table = seed_stats(runs, ["dataset", "n", "eta"], ["baseline_acc", "train_loss_last_epoch", "test_acc"])
+    table = _with_paper(table.rename(columns=lambda c: c.replace("train_loss_last_epoch", "train_loss")), runs,
+                        reference_csv)  # fmt: skip
+    summary = load_summary(summary_csv) if summary_csv is not None else None
+    header = _header(table, runs, etas, notes, reference_csv, summary_csv)
+    write(table, _display(table, summary), header, stem, footer=[_readings(table)])
+    return table
+
+
+def _percent_runs(real_runs: pd.DataFrame, etas: Sequence[float]) -> pd.DataFrame:
+    """The runs at ``etas``, accuracies in %, in the order (data set as first met, n, eta)."""
     runs = real_runs.assign(eta=real_runs["eta"].round(4))
     runs = runs[runs["eta"].isin([round(e, 4) for e in etas])]
     accuracy = runs[["baseline_acc", "test_acc"]].to_numpy(dtype=float)
@@ -138,38 +150,30 @@ def real_results(
         raise ValueError("REAL_RUNS accuracies must be fractions in [0, 1]")
     runs = runs.assign(baseline_acc=runs["baseline_acc"] * 100, test_acc=runs["test_acc"] * 100)
     order = {d: i for i, d in enumerate(runs["dataset"].unique())}
-    runs = runs.sort_values(
+    return runs.sort_values(
         ["dataset", "n", "eta"], key=lambda col: col.map(order) if col.name == "dataset" else col, kind="stable"
     )
-    keys = ["dataset", "n", "eta"]
-    table = seed_stats(runs, keys, ["baseline_acc", "train_loss_last_epoch", "test_acc"])
-    table = table.rename(columns=lambda c: c.replace("train_loss_last_epoch", "train_loss"))
+
+
+def _with_paper(table: pd.DataFrame, runs: pd.DataFrame, reference_csv: PathLike) -> pd.DataFrame:
+    """The seed statistics with each data set's protocol and the paper's numbers beside them."""
     protocol = ["dataset_label", "backbone", "paper_dataset", "pretrain_size", "pretrain_epochs", "finetune_epochs"]
-    labels = runs.groupby("dataset", sort=False)[protocol].first()
-    table = table.join(labels, on="dataset")
+    table = table.join(runs.groupby("dataset", sort=False)[protocol].first(), on="dataset")
     table["_key"] = table["paper_dataset"].map(_dataset_key)
     table = table.merge(load_reference(reference_csv), on=["_key", "n", "eta"], how="left").drop(columns="_key")
     table["paper_pretrain_size"] = table["paper_dataset"].map(PAPER_PRETRAIN_SIZE)
-    front = [
-        "dataset",
-        "dataset_label",
-        "backbone",
-        "paper_dataset",
-        "pretrain_size",
-        "paper_pretrain_size",
-        "n",
-        "eta",
-        "seeds",
-        "failed",
-    ]
-    table = table[front + [c for c in table.columns if c not in front]]
-    summary = load_summary(summary_csv) if summary_csv is not None else None
+    front = ["dataset", "dataset_label", "backbone", "paper_dataset", "pretrain_size", "paper_pretrain_size", "n",
+             "eta", "seeds", "failed"]  # fmt: skip
+    return table[front + [c for c in table.columns if c not in front]]
+
+
+def _display(table: pd.DataFrame, summary) -> pd.DataFrame:
+    """The table as the Markdown shows it: ours, then the paper's (its words where it published no number)."""
 
     def pm_column(prefix: str, col: str, digits: int) -> pd.Series:
         return pd.Series([pm(m, s, digits) for m, s in zip(table[f"{prefix}{col}_mean"], table[f"{prefix}{col}_std"])])
 
     def paper_column(col: str, digits: int) -> pd.Series:
-        """The paper's number, or its words (Table 2) where it published no number."""
         cells = pm_column("paper_", col, digits)
         for i, row in table.iterrows():
             if cells[i] == MISSING:
@@ -177,7 +181,7 @@ def real_results(
                 cells[i] = words or MISSING
         return cells
 
-    display = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Dataset": table["dataset_label"],
             "Backbone": table["backbone"],
@@ -192,38 +196,46 @@ def real_results(
             "Paper test acc (%)": paper_column("test_acc", 1),
         }
     )
-    seeds = ", ".join(str(int(s)) for s in sorted(runs.loc[runs["status"] == "ok", "seed"].unique()))
-    backbones = "; ".join(
-        f"{backbone}: {', '.join(group['dataset_label'].unique())}"
-        for backbone, group in table.groupby("backbone", sort=False)
-    )
+
+
+def _protocol_lines(table: pd.DataFrame, notes: dict | None) -> list[str]:
+    """Per data set, its pretraining size beside the paper's, and its note; then the epochs."""
     first = table.groupby("dataset", sort=False).first()
-    protocol_lines = []
+    lines = []
     for dataset, row in first.iterrows():
-        label = row["dataset_label"]
-        size = f"{label} pretrains on {int(row['pretrain_size'])} clean rows"
+        size = f"{row['dataset_label']} pretrains on {int(row['pretrain_size'])} clean rows"
         paper = row["paper_pretrain_size"]
         if isinstance(row["paper_dataset"], str) and np.isfinite(paper):
             size += f" (the paper's {row['paper_dataset']}: {int(paper)})"
             size += (f"; it is the paper's data set on a different backbone ({row['backbone']}; the paper: "
                      f"{PAPER_BACKBONES}), so compare its trends with the paper's, not its levels")  # fmt: skip
         note = (notes or {}).get(dataset)
-        protocol_lines.append(size + (f". {note}" if note else "") + ".")
+        lines.append(size + (f". {note}" if note else "") + ".")
     epochs = {(int(r["pretrain_epochs"]), int(r["finetune_epochs"])) for _, r in first.iterrows()}
-    epochs_line = "Epochs of phase 1 (head) and phase 2 (query/key): " + ", ".join(
-        f"{a} and {b}" for a, b in sorted(epochs)
+    pairs = ", ".join(f"{a} and {b}" for a, b in sorted(epochs))
+    return [*lines, f"Epochs of phase 1 (head) and phase 2 (query/key): {pairs} (the paper: 300 and 2000)."]
+
+
+def _header(table, runs, etas, notes, reference_csv: PathLike, summary_csv: PathLike | None) -> list[str]:
+    """The Markdown's heading and notes: backbones, protocol, seeds, where the paper's numbers come from."""
+    seeds = ", ".join(str(int(s)) for s in sorted(runs.loc[runs["status"] == "ok", "seed"].unique()))
+    backbones = "; ".join(
+        f"{backbone}: {', '.join(group['dataset_label'].unique())}"
+        for backbone, group in table.groupby("backbone", sort=False)
     )
-    epochs_line += " (the paper: 300 and 2000)."
     sources = Path(reference_csv).name + (f" and, in words, {Path(summary_csv).name}" if summary_csv else "")
-    header = [
+    return [
         f"## Real data, η ∈ {{{', '.join(f'{e:g}' for e in etas)}}}",
         f"Backbones and the datasets actually run on them (stand-ins as labelled): {backbones}.",
-        *protocol_lines,
-        epochs_line,
+        *_protocol_lines(table, notes),
         "Train loss: mean over the last epoch's batches on the noisy fine-tuning set. Accuracies in %. "
         f"Mean ± population std over seeds {seeds}. Baseline: test accuracy after training the head on clean data.",
         f"Paper columns: the authors' published numbers ({sources}); {MISSING} where they published none.",
     ]
+
+
+def _readings(table: pd.DataFrame) -> str:
+    """The footer: what the numbers say per data set, ours and the paper's."""
     readings = ["Reading (fits: train loss <= "
                 f"{FITS_LOSS} at every noisy row; a change in test accuracy counts when larger than "
                 f"{FALL_POINTS:g} point and 2 seed stds):"]  # fmt: skip
@@ -232,5 +244,4 @@ def real_results(
         if rows["paper_test_acc_mean"].notna().any():
             line += f". Paper: {reading(rows, 'paper_')}"
         readings.append(line + ".")
-    write(table, display, header, stem, footer=["\n".join(readings)])
-    return table
+    return "\n".join(readings)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benign.analysis.metrics import in_grid
 from benign.tables.common import MISSING, PathLike, num, pm, seed_stats, seeds_cell, write
 
 KEYS = ["dataset", "n", "eta"]
@@ -32,6 +33,21 @@ def at_fit(real_runs: pd.DataFrame, real_curves: pd.DataFrame) -> pd.DataFrame:
     return real_runs.assign(fall_before_fit=before, fall_after_fit=after)
 
 
+HEADER = [
+    "## Real data: test accuracy over phase 2",
+    "Test accuracy (%) at the recorded epochs of phase 2 (about 30, log-spaced, epoch 0 before the first step), "
+    "mean ± std over seeds. Baseline: the phase-1 head with the backbone's own attention. Epoch 0: the same head "
+    "with the re-initialised query and key. Uniform attention: the same head, position 0 attending equally to every "
+    "real token. Attention share: with the backbone's own attention, the attention branch's share of the norm at "
+    "position 0 (|branch| / (|branch| + |residual|)). Peak: the best recorded test accuracy, and the epochs (range "
+    "over seeds) where it falls. Lost: peak less final. The noisy rows are memorised from the first recorded epoch "
+    "from which every flipped label stays predicted; a run that has not memorised them by the last epoch is censored, "
+    "counted in the cell, never dropped. Lost before / after memorising: the mean fall from the peak to that epoch "
+    "and from it to the end, over the runs that memorise (points); a run that memorises before its peak counts its "
+    "whole fall as after.",
+]
+
+
 def real_dynamics(
     real_runs: pd.DataFrame, real_curves: pd.DataFrame, stem: PathLike, grid: dict | None = None
 ) -> pd.DataFrame:
@@ -39,14 +55,17 @@ def real_dynamics(
     the epoch-0, uniform-attention, peak and final test accuracies, the peak's epochs, the
     memorising epochs (censored runs counted, never dropped) and how much of the fall comes
     after the memorising epoch."""
-    if grid is not None:
-        keep = (
-            real_runs["n"].isin(grid["n"]) & real_runs["seed"].isin(grid["seeds"]) & real_runs["eta"].isin(grid["eta"])
-        )
-        real_runs = real_runs[keep]
+    real_runs = in_grid(real_runs, grid)
     if real_runs.empty:
         raise ValueError("no real-data runs in real.grid")
-    runs = at_fit(real_runs.assign(eta=real_runs["eta"].round(4)), real_curves)
+    table = _cells(at_fit(real_runs.assign(eta=real_runs["eta"].round(4)), real_curves))
+    write(table, _display(table), HEADER, stem)
+    return table
+
+
+def _cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (data set, n, eta): the seed statistics, the ranges of the peak and memorising epochs,
+    the memorising and censored counts, and the mean falls before and after memorising."""
     table = seed_stats(runs, KEYS, MEANS)
     ok = runs[runs["status"] == "ok"].groupby(KEYS, sort=False)
     table = table.merge(
@@ -59,12 +78,16 @@ def real_dynamics(
         ).reset_index(), on=KEYS, how="left",
     )  # fmt: skip
     labels = runs.groupby("dataset")["dataset_label"].first()  # from every run: a cell may have none ok
-    table = table.assign(label=table["dataset"].map(labels)).sort_values(KEYS, kind="stable").reset_index(drop=True)
+    return table.assign(label=table["dataset"].map(labels)).sort_values(KEYS, kind="stable").reset_index(drop=True)
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the Markdown shows it (accuracies in %)."""
 
     def acc(col: str) -> pd.Series:
         return pd.Series([pm(100 * m, 100 * s, 1) for m, s in zip(table[f"{col}_mean"], table[f"{col}_std"])])
 
-    display = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Data set": table["label"],
             "n": table["n"],
@@ -84,21 +107,6 @@ def real_dynamics(
             ],
         }
     )  # fmt: skip
-    header = [
-        "## Real data: test accuracy over phase 2",
-        "Test accuracy (%) at the recorded epochs of phase 2 (about 30, log-spaced, epoch 0 before the first step), "
-        "mean ± std over seeds. Baseline: the phase-1 head with the backbone's own attention. Epoch 0: the same head "
-        "with the re-initialised query and key. Uniform attention: the same head, position 0 attending equally to every "
-        "real token. Attention share: with the backbone's own attention, the attention branch's share of the norm at "
-        "position 0 (|branch| / (|branch| + |residual|)). Peak: the best recorded test accuracy, and the epochs (range "
-        "over seeds) where it falls. Lost: peak less final. The noisy rows are memorised from the first recorded epoch "
-        "from which every flipped label stays predicted; a run that has not memorised them by the last epoch is censored, "
-        "counted in the cell, never dropped. Lost before / after memorising: the mean fall from the peak to that epoch "
-        "and from it to the end, over the runs that memorise (points); a run that memorises before its peak counts its "
-        "whole fall as after.",
-    ]
-    write(table, display, header, stem)
-    return table
 
 
 def epoch_range(lo: float, hi: float) -> str:

@@ -47,40 +47,50 @@ def synthetic_regimes(
     metrics = ["train_loss", "test_loss", "train_acc", "test_acc", "train_acc_noisy", "test_loss_normalised",
                "test_sel_relevant", "test_att_relevant", "test_acc_uniform"]  # fmt: skip
     table = seed_stats(runs, ["model", "setting"], metrics)
-    params = ["d", "signal_norm", "n", "eta", "snr"]
-    ok = runs[runs["status"] == "ok"].assign(
+    ok = _labelled(runs, criteria)
+    rows = [_setting_row(row, runs, ok, curves, horizons, criteria) for _, row in table.iterrows()]
+    table = pd.concat(
+        [table[["model", "setting"]], pd.DataFrame(rows), table.drop(columns=["model", "setting"])], axis=1
+    )
+    write(table, _display(table, curves, horizons), _header(criteria, curves), stem)
+    return table
+
+
+def _labelled(runs: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
+    """The ok runs, with each run's regime, head-accuracy label and selection by r and by the rate."""
+    return runs[runs["status"] == "ok"].assign(
         _regime=lambda r: classify_regimes(r["train_acc_noisy"], r["test_loss_normalised"], r["test_sel_relevant"],
                                            criteria),
         _head=lambda r: head_acc_regimes(r["train_acc_noisy"], r["test_acc"], criteria),
         _by_r=lambda r: selects(r["test_loss_normalised"], np.nan, criteria),
         _by_rate=lambda r: selects(np.nan, r["test_sel_relevant"], criteria),
     )  # fmt: skip
-    rows = []
-    for _, row in table.iterrows():
-        group = runs[(runs["model"] == row["model"]) & (runs["setting"] == row["setting"])]
-        ok_group = ok[(ok["model"] == row["model"]) & (ok["setting"] == row["setting"])]
-        has_r = bool(np.isfinite(ok_group["test_loss_normalised"].to_numpy(float)).any())
-        rows.append(
-            {
-                **{p: _single(group, p) for p in params},
-                "flipped_fitted_from_step": _fit_steps(ok_group, curves, criteria.fit_threshold),
-                "regime": classify_regimes(
-                    row["train_acc_noisy_mean"],
-                    row["test_loss_normalised_mean"],
-                    row["test_sel_relevant_mean"],
-                    criteria,
-                ).item(),
-                "seed_regimes": _counts(ok_group["_regime"]),
-                "seed_head_acc_regimes": _counts(ok_group["_head"]),
-                "selection_labels_agree": (
-                    f"{int((ok_group['_by_r'] == ok_group['_by_rate']).sum())} of {len(ok_group)}" if has_r else MISSING
-                ),
-                **_at_horizons(ok_group, curves, horizons, criteria),
-            }
-        )
-    table = pd.concat(
-        [table[["model", "setting"]], pd.DataFrame(rows), table.drop(columns=["model", "setting"])], axis=1
-    )
+
+
+def _setting_row(row: pd.Series, runs: pd.DataFrame, ok: pd.DataFrame, curves, horizons, criteria: Criteria) -> dict:
+    """The values of one (model, setting) row beside its seed statistics ``row``: its parameters,
+    the regime of the means, the seeds' regimes and labels, and the fit step and horizons."""
+    group = runs[(runs["model"] == row["model"]) & (runs["setting"] == row["setting"])]
+    ok_group = ok[(ok["model"] == row["model"]) & (ok["setting"] == row["setting"])]
+    has_r = bool(np.isfinite(ok_group["test_loss_normalised"].to_numpy(float)).any())
+    return {
+        **{p: _single(group, p) for p in ["d", "signal_norm", "n", "eta", "snr"]},
+        "flipped_fitted_from_step": _fit_steps(ok_group, curves, criteria.fit_threshold),
+        "regime": classify_regimes(
+            row["train_acc_noisy_mean"], row["test_loss_normalised_mean"], row["test_sel_relevant_mean"], criteria
+        ).item(),
+        "seed_regimes": _counts(ok_group["_regime"]),
+        "seed_head_acc_regimes": _counts(ok_group["_head"]),
+        "selection_labels_agree": (
+            f"{int((ok_group['_by_r'] == ok_group['_by_rate']).sum())} of {len(ok_group)}" if has_r else MISSING
+        ),
+        **_at_horizons(ok_group, curves, horizons, criteria),
+    }
+
+
+def _display(table: pd.DataFrame, curves, horizons) -> pd.DataFrame:
+    """The table as the Markdown shows it."""
+    three = lambda v: num(v, 3)  # noqa: E731
     display = pd.DataFrame(
         {
             "Model": table["model"].map(registry.label),
@@ -91,17 +101,17 @@ def synthetic_regimes(
             "η": table["eta"].map("{:g}".format),
             "SNR": table["snr"].map("{:.3f}".format),
             "Seeds": seeds_cell(table),
-            "Train loss": table["train_loss_mean"].map(lambda v: num(v, 3)),
-            "Test loss": table["test_loss_mean"].map(lambda v: num(v, 3)),
-            "Train acc": table["train_acc_mean"].map(lambda v: num(v, 3)),
-            "Test acc": table["test_acc_mean"].map(lambda v: num(v, 3)),
-            "Flipped labels fitted": table["train_acc_noisy_mean"].map(lambda v: num(v, 3)),
-            "Test r (normalised loss)": table["test_loss_normalised_mean"].map(lambda v: num(v, 3)),
-            "Test selection rate": table["test_sel_relevant_mean"].map(lambda v: num(v, 3)),
+            "Train loss": table["train_loss_mean"].map(three),
+            "Test loss": table["test_loss_mean"].map(three),
+            "Train acc": table["train_acc_mean"].map(three),
+            "Test acc": table["test_acc_mean"].map(three),
+            "Flipped labels fitted": table["train_acc_noisy_mean"].map(three),
+            "Test r (normalised loss)": table["test_loss_normalised_mean"].map(three),
+            "Test selection rate": table["test_sel_relevant_mean"].map(three),
             "Regime": table["regime"].map(lambda r: REGIME_LABELS.get(r, MISSING)),
             "Per seed": table["seed_regimes"],
             "r and rate labels agree": table["selection_labels_agree"],
-            "Test acc, uniform attention": table["test_acc_uniform_mean"].map(lambda v: num(v, 3)),
+            "Test acc, uniform attention": table["test_acc_uniform_mean"].map(three),
             "Head-accuracy label per seed": table["seed_head_acc_regimes"],
             "Flipped labels fitted from step": table["flipped_fitted_from_step"],
         }
@@ -110,7 +120,12 @@ def synthetic_regimes(
         display[f"Seeds' regimes at step {h}"] = table[f"regimes_at_{h}"]
     if curves is None:
         display = display.drop(columns="Flipped labels fitted from step")
-    header = [
+    return display
+
+
+def _header(criteria: Criteria, curves) -> list[str]:
+    """The Markdown's heading and its note: how the regimes are read."""
+    return [
         "## Synthetic data: regimes of the named settings",
         "Final metrics, mean over seeds with status ok. The regime is read from what attention selects "
         f"(docs/regimes.md#labels): not overfitting if under a fraction {criteria.fit_threshold:g} of the flipped "
@@ -131,8 +146,6 @@ def synthetic_regimes(
             else ""
         ),
     ]
-    write(table, display, header, stem)
-    return table
 
 
 def _fit_steps(ok_group: pd.DataFrame, curves: pd.DataFrame | None, fit_threshold: float) -> str:
