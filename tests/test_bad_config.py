@@ -38,6 +38,11 @@ BAD = [
         "max_margin: {horizons: [100, 900]}",
         ["max_margin.horizons", "[100, 900]", "past its 300 steps"],
     ),
+    (  # a model's run key takes its bounds from the run spec and keeps its own description
+        "mlp-dim-zero",
+        "synthetic: {encoder: {mlp_dim: 0}}",
+        ["synthetic.encoder.mlp_dim = 0", "must be >= 1", "encoder MLP width"],
+    ),
     (
         "d-string",
         "synthetic: {token: {settings: {benign: {d: forty}}}}",

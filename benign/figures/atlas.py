@@ -13,7 +13,8 @@ from matplotlib.ticker import NullFormatter
 
 from benign.analysis import gap_growth, survival
 from benign.analysis.theory import REGIME_LABELS, REGIMES, regime_fractions
-from benign.figures.style import NORM, REGIME_COLOURS, STYLE, PathLike, figure_legend, save, seeds_note
+from benign.figures.style import REGIME_COLOURS, STYLE, PathLike, figure_legend, save, seeds_note
+from benign.synthetic import spec
 
 BOUNDARY_COLOURS = {
     "not overfitting": REGIME_COLOURS["not_overfitting"],
@@ -21,6 +22,8 @@ BOUNDARY_COLOURS = {
     "argmax selection": "tab:purple",
     "hard-max selection": "tab:brown",
 }
+
+NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
 DRAWN = ("not overfitting", "selection (harmful below)")  # the boundaries the regimes are read by

@@ -14,7 +14,6 @@ from benign.analysis import metrics
 from benign.analysis.theory import REGIME_LABELS
 from benign.figures.style import (
     IRRELEVANT_STYLE,
-    NORM,
     STYLE,
     TOKEN_STYLES,
     PathLike,
@@ -30,6 +29,8 @@ from benign.figures.style import (
 from benign.synthetic import registry, spec
 
 SAMPLE_KINDS = (("clean", False, None), ("noisy, fitted", True, True), ("noisy, not fitted", True, False))
+
+NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
 def _run_with_every_kind(candidates: pd.DataFrame, attention: pd.DataFrame):
@@ -106,7 +107,7 @@ def softmax_dynamics(
     figure_legend(fig, handles, ncols=len(handles))
     fig.suptitle(f"Softmax over tokens during training, {registry.label(model)}")
     chosen_df = pd.DataFrame(chosen) if chosen else runs
-    note = settings_note(chosen_df, spec.NUMERIC)
+    note = settings_note(chosen_df, {c: spec.TEX[c] for c in spec.NUMERIC})
     if chosen:
         note += f"; seed {', '.join(str(int(s)) for s in chosen_df['seed'].unique())}"
     if has_cls:
@@ -190,7 +191,9 @@ def delayed_generalization(
     row = ok.iloc[0]
     ax.set_title(f"Delayed generalization, {registry.label(model)}: d = {row['d']}, {NORM} = {row['signal_norm']:g}")
     note = (
-        f"mean over {seeds_note(ok)}, band = min to max; " + settings_note(ok, spec.NUMERIC) + excluded_note(n_excluded)
+        f"mean over {seeds_note(ok)}, band = min to max; "
+        + settings_note(ok, {c: spec.TEX[c] for c in spec.NUMERIC})
+        + excluded_note(n_excluded)
     )
     save(fig, stem, note)
 

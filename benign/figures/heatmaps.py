@@ -12,7 +12,6 @@ from matplotlib.patheffects import withStroke
 from benign.analysis import metrics
 from benign.analysis.boundaries import BOUNDARIES
 from benign.figures.style import (
-    NORM,
     REGIME_COLOURS,
     STYLE,
     PathLike,
@@ -25,6 +24,8 @@ from benign.figures.style import (
     settings_note,
 )
 from benign.synthetic import registry, spec
+
+NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
 @plt.rc_context(STYLE)
@@ -81,7 +82,7 @@ def loss_heatmap(
     fig.suptitle(f"Final metrics over (d, {NORM}), {registry.label(model)}")
     note = (
         f"{len(grids[0].x)} x {len(grids[0].y)} grid, mean over {seeds_note(runs)} per cell; "
-        + settings_note(runs, spec.NUMERIC)
+        + settings_note(runs, {c: spec.TEX[c] for c in spec.NUMERIC})
         + "; a cell with any diverged or non-finite run is masked"
         + ("; curves: fitted at this horizon, results/tables/regime_boundaries" if fits is not None else "")
         + ("" if curves else "; no boundary curves (no fit at this horizon, no constants pinned)")

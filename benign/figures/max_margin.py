@@ -51,7 +51,7 @@ def max_margin_alignment(frame: pd.DataFrame, stem: PathLike) -> None:
     note = (
         f"Tarzanagh et al. (NeurIPS 2023): with W fixed, gradient descent on p converges in direction to the "
         f"attention-SVM solution of the tokens it selects. {seeds_note(frame)}; "
-        f"{settings_note(frame, [c for c in spec.NUMERIC if c != 'n_test'])}"
+        f"{settings_note(frame, {c: spec.TEX[c] for c in spec.NUMERIC if c != 'n_test'})}"
     )
     save(fig, stem, note)
 

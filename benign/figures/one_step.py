@@ -10,9 +10,12 @@ from matplotlib.lines import Line2D
 
 from benign.analysis.one_step import one_step_cells
 from benign.analysis.theory import Criteria, in_sweeps
-from benign.figures.style import NORM, STYLE, PathLike, figure_legend, save, seeds_note
+from benign.figures.style import STYLE, PathLike, figure_legend, save, seeds_note
+from benign.synthetic import spec
 
 PAPER_D = 5000  # the paper's heatmaps run d from 250 to 5000 at this lr
+
+NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
 @plt.rc_context(STYLE)

@@ -10,14 +10,16 @@ from matplotlib.lines import Line2D
 
 from benign.analysis.theory import REGIME_LABELS
 from benign.figures.style import (
-    NORM,
     STYLE,
     PathLike,
     figure_legend,
     panel_grid,
     save,
 )
+from benign.synthetic import spec
 from benign.synthetic.spec import DataSpec
+
+NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
 @plt.rc_context(STYLE)

@@ -38,20 +38,6 @@ STYLE = {
     "pdf.fonttype": 42,
 }
 DIVERGED_COLOUR = "tab:red"
-SYMBOLS = {
-    "n": "n",
-    "n_test": r"$n_{\rm test}$",
-    "T": "T",
-    "d": "d",
-    "signal_norm": r"$\Vert\mu\Vert$",
-    "rho": r"$\rho$",
-    "eta": r"$\eta$",
-    "sigma": r"$\sigma$",
-    "lr": "lr",
-    "steps": "steps",
-    "mlp_dim": "MLP width",
-}
-NORM = r"$\Vert\mu\Vert$"
 PathLike = str | os.PathLike
 
 # Token styles of the softmax-dynamics figures (0-based token indices of benign.synthetic.data_model).
@@ -83,14 +69,15 @@ def save(fig: plt.Figure, stem: PathLike, note: str) -> None:
     plt.close(fig)
 
 
-def settings_note(runs: pd.DataFrame, columns: Sequence[str]) -> str:
-    """'n = 20, T = 8, ...' for the run parameters ``columns`` (for the synthetic runs, every
-    numeric one but the seed: benign.synthetic.spec.NUMERIC) that take one value across ``runs``."""
+def settings_note(runs: pd.DataFrame, symbols: dict[str, str]) -> str:
+    """'n = 20, T = 8, ...' for the run parameters ``symbols`` ({column: how it is written}; for
+    the synthetic runs benign.synthetic.spec.TEX of every numeric one but the seed) that take one
+    value across ``runs``."""
     parts = []
-    for col in columns:
+    for col, symbol in symbols.items():
         values = runs[col].dropna().unique()
         if len(values) == 1:
-            parts.append(f"{SYMBOLS.get(col, col)} = {values[0]:g}")
+            parts.append(f"{symbol} = {values[0]:g}")
     return ", ".join(parts)
 
 

@@ -316,10 +316,11 @@ def real_datasets(cfg: dict) -> list[str]:
     return list(use)
 
 
-def real_feature_rows(cfg: dict, dataset: str) -> tuple[int, list[int]]:
-    """(largest n, every seed) that fine-tune on a data set: the rows its feature cache keeps."""
-    cells = [c for c in real_cells(cfg).values() if c["dataset"] == dataset]
-    return max(c["n"] for c in cells), sorted({c["seed"] for c in cells})
+def real_feature_rows(cells: dict, dataset: str) -> tuple[int, list[int]]:
+    """(largest n, every seed) that fine-tune on a data set, of the planned ``cells``
+    (:func:`real_cells`): the rows its feature cache keeps."""
+    mine = [c for c in cells.values() if c["dataset"] == dataset]
+    return max(c["n"] for c in mine), sorted({c["seed"] for c in mine})
 
 
 def max_margin_runs(config: dict) -> dict[str, list[dict]]:

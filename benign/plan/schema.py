@@ -62,7 +62,7 @@ def generate() -> dict:
     sweep["fixed"]["properties"] = {k: {"$ref": RUN + k} for k in fixed}
     for name, entry in registry.MODELS.items():
         block = copy.deepcopy(out["$defs"]["model"])
-        block["properties"].update(entry.run_keys)
+        block["properties"].update({k: {"$ref": RUN + k, **v} for k, v in entry.run_keys.items()})
         block["required"] = block["required"] + list(entry.run_keys)
         block["description"] = f"the {entry.label} ({name})"
         synthetic[name] = block

@@ -35,7 +35,7 @@ def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> 
     strict = _strict(full)
     errors = sorted(strict(full).iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [f"config key {_key(path)}{text}" for error in errors for leaf in _leaves(error)
-             for path, text in _describe(leaf)]  # fmt: skip
+             for path, text in _describe(leaf, full)]  # fmt: skip
     lines += [f"config key {key} = {value!r}: must be a finite number" for key, value in _non_finite(cfg, [])]
     if lines:
         raise ConfigError("\n".join(dict.fromkeys(lines)))
@@ -109,11 +109,27 @@ _TYPES = {"integer": "an integer", "number": "a number", "string": "a string", "
 _BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
 
-def _describe(error: jsonschema.ValidationError) -> list[tuple[list, str]]:
+def _description(error: jsonschema.ValidationError, root: dict | None) -> str | None:
+    """What the failing key is: its schema's description, else that of the key that refers to it
+    (a model's run key refers to the run spec's field for its bounds): the description of the
+    deepest schema on the error's path through ``root``, the whole schema."""
+    if isinstance(error.schema, dict) and error.schema.get("description"):
+        return error.schema["description"]
+    found, node = None, root
+    for step in list(error.absolute_schema_path)[:-1]:
+        if not isinstance(node, dict | list) or (isinstance(node, dict) and step not in node):
+            break
+        node = node[step]
+        found = node.get("description") if isinstance(node, dict) else None
+    return found
+
+
+def _describe(error: jsonschema.ValidationError, root: dict | None = None) -> list[tuple[list, str]]:
     """(key path, text) of each problem an error names: the text follows the key's name, e.g.
-    `` = 11: must be even (training samples ...)`` or `` is missing: it is required``."""
+    `` = 11: must be even (training samples ...)`` or `` is missing: it is required``. ``root``:
+    the whole schema, where a key's description may sit beside its reference."""
     path, kind, rule, value = list(error.absolute_path), error.validator, error.validator_value, error.instance
-    allowed = error.schema.get("description") if isinstance(error.schema, dict) else None
+    allowed = _description(error, root)
     if kind == "required":
         why = f" ({allowed})" if allowed else ""
         return [(path + [k], f" is missing: it is required{why}") for k in rule if k not in value]

@@ -25,7 +25,9 @@ class Model:
     # torch-free: cost(B, run, device) -> (bytes, seconds) of a batch of B runs like ``run`` (a
     # plain dict) on a device kind (benign/synthetic/costs.py); the planner sizes jobs with it
     cost: Callable[[int, dict, str], tuple[float, float]]
-    # Run keys of its own, set in its config block: {key: JSON schema}; passed to ``Batch``.
+    # Run keys of its own, set in its config block: {key: its default and description}, the key's
+    # type and bounds being the run spec's (benign.synthetic.spec, a ``model_key`` field); passed
+    # to ``Batch``.
     run_keys: dict = field(default_factory=dict)
     # Fixed keyword arguments of ``Batch`` that make this model what it is.
     options: dict = field(default_factory=dict)
@@ -43,8 +45,7 @@ MODELS = {
               options={"W": "trained"}, fixed_head=True, engines=GRAM),
         Model("encoder", "benign.synthetic.models.encoder", "one-layer transformer encoder", "encoder_",
               encoder_batch,
-              run_keys={"mlp_dim": {"type": "integer", "minimum": 1, "default": 2000,
-                                    "description": "encoder MLP width (default: the paper's)"}}),
+              run_keys={"mlp_dim": {"default": 2000, "description": "encoder MLP width (default: the paper's)"}}),
         Model("token_p_w0", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = W0 fixed",
               "token_p_w0_", token_batch, options={"W": "init"}, fixed_head=True, engines=GRAM),
         Model("token_p_identity", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = I fixed",

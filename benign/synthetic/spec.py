@@ -34,7 +34,7 @@ EVEN = {"type": "integer", "minimum": 2, "multipleOf": 2}
 
 def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool = False, axis: str = GRID,
           defaults: bool = False, numbers: bool = True, column: bool = True, model_key: bool = False,
-          fixed: bool = False):  # fmt: skip
+          fixed: bool = False, symbol: tuple[str, str] | None = None):  # fmt: skip
     """A field of the spec and what it is: ``help`` and ``schema`` (its JSON schema in the config),
 
     - ``batch``: runs that share every batch field share their data draw and train as one
@@ -45,10 +45,11 @@ def param(default, help: str, schema: dict, *, batch: bool = False, sweep: bool 
     - ``numbers``: it changes the numbers (else the run id leaves it out);
     - ``column``: a column of the runs table (benign.synthetic.schema.RUNS);
     - ``model_key``: some model's own run key (benign.synthetic.registry.Model.run_keys), None for
-      the others.
+      the others;
+    - ``symbol``: how tables and figures name it, (text, matplotlib mathtext); the name itself if None.
     """
     meta = dict(help=help, schema=schema, batch=batch, sweep=sweep, axis=axis, defaults=defaults, numbers=numbers,
-                column=column, model_key=model_key, fixed=fixed)  # fmt: skip
+                column=column, model_key=model_key, fixed=fixed, symbol=symbol or (None, None))  # fmt: skip
     return field(default=default, metadata=meta)
 
 
@@ -59,12 +60,13 @@ class DataSpec:
     n: int = param(20, "training samples (even: classes are balanced)", EVEN, batch=True, sweep=True, defaults=True)
     T: int = param(8, "tokens per input", {"type": "integer", "minimum": 3}, batch=True, sweep=True, defaults=True)
     d: int = param(2000, "token dimension", {"type": "integer", "minimum": 2}, batch=True, sweep=True)
-    rho: float = param(0.1, "weak-signal scale", POSNUM, sweep=True, defaults=True)
-    signal_norm: float = param(20.0, "||mu||", POSNUM, sweep=True)
-    eta: float = param(0.2, "label-noise rate, in [0, 1)", {"$ref": "#/$defs/eta"}, sweep=True, axis=RATES,
+    rho: float = param(0.1, "weak-signal scale", POSNUM, sweep=True, defaults=True, symbol=("ρ", r"$\rho$"))
+    signal_norm: float = param(20.0, "||mu||", POSNUM, sweep=True, symbol=("‖μ‖", r"$\Vert\mu\Vert$"))
+    eta: float = param(0.2, "label-noise rate, in [0, 1)", {"$ref": "#/$defs/eta"}, sweep=True, axis=RATES, symbol=("η", r"$\eta$"),
                        defaults=True)  # fmt: skip
-    sigma: float = param(1.0, "noise std", POSNUM, batch=True, defaults=True)
-    n_test: int = param(1000, "clean test samples (even: classes are balanced)", EVEN, batch=True, defaults=True)
+    sigma: float = param(1.0, "noise std", POSNUM, batch=True, defaults=True, symbol=("σ", r"$\sigma$"))
+    n_test: int = param(1000, "clean test samples (even: classes are balanced)", EVEN, batch=True, defaults=True,
+                        symbol=("n_test", r"$n_{\rm test}$"))  # fmt: skip
     seed: int = param(42, "seed of the data draw and the initialisation", {"type": "integer"}, batch=True)
 
     @property
@@ -83,7 +85,7 @@ class RunSpec(DataSpec):
     lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
     step_size: float | None = param(None, STEP_SIZE_HELP, POSNUM, fixed=True)
     steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
-    mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True,
+    mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True, symbol=("MLP width",) * 2,
                                 model_key=True)  # fmt: skip
     setting: str = param("single", "the named setting or sweep that trains the run", {"type": "string"},
                          numbers=False)  # fmt: skip
@@ -185,6 +187,9 @@ INTEGERS = tuple(f.name for f in FIELDS if f.type in ("int", "int | None"))
 REALS = tuple(f.name for f in FIELDS if f.type == "float")
 OPTIONAL_REALS = tuple(f.name for f in FIELDS if f.type == "float | None")
 NUMERIC = tuple(c for c in COLUMNS if c in INTEGERS + REALS and c != "seed")  # what a figure's note states
+# how tables (text) and figures (mathtext) name each parameter: its ``symbol``, else its name
+SYMBOLS = {f.name: f.metadata["symbol"][0] or f.name for f in FIELDS}
+TEX = {f.name: f.metadata["symbol"][1] or f.name for f in FIELDS}
 
 
 def batch_key(run: dict) -> tuple:

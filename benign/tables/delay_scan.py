@@ -8,6 +8,7 @@ import pandas as pd
 
 from benign.analysis.milestones import order
 from benign.analysis.theory import in_sweeps
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, num, write
 
 ORDERS = ("selection after fit", "together", "selection before fit", "fit only", "selection only", "neither")
@@ -48,7 +49,7 @@ def delay_scan(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike, sweep: 
     display = pd.DataFrame(
         {
             "T": table["T"],
-            "‖μ‖": table["signal_norm"].map("{:g}".format),
+            spec.SYMBOLS["signal_norm"]: table["signal_norm"].map("{:g}".format),
             "Flipped labels fitted from step": [_span(r, "fit_step", "fitted") for _, r in table.iterrows()],
             "Attention selects from step": [_span(r, "gen_step", "selected") for _, r in table.iterrows()],
             "r at the fit": table["r_at_fit"].map(lambda v: num(v, 3)),

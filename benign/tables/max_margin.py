@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import linregress
 
+from benign.synthetic import spec
 from benign.tables.common import PathLike, num, write
 
 SOURCE = (
@@ -77,7 +78,7 @@ def max_margin(frame: pd.DataFrame, stem: PathLike, horizons) -> pd.DataFrame:
             "Model": table["model"],
             "Setting": table["setting"],
             "d": table["d"],
-            "‖μ‖": table["signal_norm"].map("{:g}".format),
+            spec.SYMBOLS["signal_norm"]: table["signal_norm"].map("{:g}".format),
             "Step": table["step"],
             "cos(p, p^mm) mean [min, max]": [
                 f"{num(r.cosine, 4)} [{num(r.cosine_min, 4)}, {num(r.cosine_max, 4)}]" for r in table.itertuples()

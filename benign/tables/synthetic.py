@@ -18,7 +18,7 @@ from benign.analysis.theory import (
     regimes_at,
     selects,
 )
-from benign.synthetic import registry
+from benign.synthetic import registry, spec
 from benign.tables.common import MISSING, PathLike, num, seed_stats, seeds_cell, write
 
 SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training"}
@@ -96,9 +96,9 @@ def _display(table: pd.DataFrame, curves, horizons) -> pd.DataFrame:
             "Model": table["model"].map(registry.label),
             "Setting": table["setting"].map(lambda s: SETTING_LABELS.get(s, s)),
             "d": table["d"],
-            "‖μ‖": table["signal_norm"].map("{:g}".format),
+            spec.SYMBOLS["signal_norm"]: table["signal_norm"].map("{:g}".format),
             "n": table["n"],
-            "η": table["eta"].map("{:g}".format),
+            spec.SYMBOLS["eta"]: table["eta"].map("{:g}".format),
             "SNR": table["snr"].map("{:.3f}".format),
             "Seeds": seeds_cell(table),
             "Train loss": table["train_loss_mean"].map(three),

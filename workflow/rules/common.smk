@@ -62,33 +62,25 @@ GPU = int(CLUSTER.device == "cuda")  # the training rules' `gpu` resource
 SHORT = CLUSTER.group
 
 
-def syn_need(field):
-    """A synthetic training job's request (benign/plan/resources.py), larger on each retry."""
-    return lambda wc, attempt: getattr(
-        rs.for_attempt(
-            rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device), attempt, CLUSTER
-        ),
-        field,
-    )
+def need(field, of):
+    """A job's request ``field`` (mem_mb or runtime_min) from ``of(wildcards)``, its need
+    (benign/plan/resources.py), larger on each retry."""
+    return lambda wc, attempt: getattr(rs.for_attempt(of(wc), attempt, CLUSTER), field)
 
 
-def mm_need(field):
-    """An attention-SVM job's request: its runs are token-model batches, larger on each retry."""
-    return lambda wc, attempt: getattr(
-        rs.for_attempt(
-            rs.synthetic_job_need(MM_RUNS[wc.max_margin_model], CLUSTER.device),
-            attempt,
-            CLUSTER,
-        ),
-        field,
-    )
+def synthetic_job(wc):
+    """A synthetic training job's need, from its runs."""
+    return rs.synthetic_job_need(SYN_JOBS[wc.job], CLUSTER.device)
 
 
-def real_need(rule, key, field):
-    """A real-data job's request: ``REAL_NEEDS[rule][key(wildcards)]``, larger on each retry."""
-    return lambda wc, attempt: getattr(
-        rs.for_attempt(REAL_NEEDS[rule][key(wc)], attempt, CLUSTER), field
-    )
+def max_margin_job(wc):
+    """An attention-SVM job's need: its runs are token-model batches."""
+    return rs.synthetic_job_need(MM_RUNS[wc.max_margin_model], CLUSTER.device)
+
+
+def real_job(rule, wildcard):
+    """A real-data job's need: ``REAL_NEEDS[rule]`` at the value of its ``wildcard``."""
+    return lambda wc: REAL_NEEDS[rule][getattr(wc, wildcard)]
 
 
 def feature_files(dataset):
@@ -173,17 +165,10 @@ def job_tables(model, table):
     )
 
 
-def refine_need(field):
-    """A refinement job's request, from the runs its plan holds, larger on each retry."""
-    return lambda wc, attempt: getattr(
-        rs.for_attempt(
-            rs.synthetic_job_need(
-                refinement_jobs(FITS["model"])[wc.rjob], CLUSTER.device
-            ),
-            attempt,
-            CLUSTER,
-        ),
-        field,
+def refinement_job(wc):
+    """A refinement job's need, from the runs its plan holds."""
+    return rs.synthetic_job_need(
+        refinement_jobs(FITS["model"])[wc.rjob], CLUSTER.device
     )
 
 

@@ -11,8 +11,8 @@ rule train_max_margin:
     conda:
         "../envs/benign.yaml"
     resources:
-        mem_mb=mm_need("mem_mb"),
-        runtime=mm_need("runtime_min"),
+        mem_mb=need("mem_mb", max_margin_job),
+        runtime=need("runtime_min", max_margin_job),
     params:
         runs=lambda wc: MM_RUNS[wc.max_margin_model],
         log_points=lambda wc: config["max_margin"]["log_points"],

@@ -34,11 +34,11 @@ rule features_real:
         "../envs/benign.yaml"
     resources:
         gpu=GPU,
-        mem_mb=real_need("features", lambda wc: wc.dataset, "mem_mb"),
-        runtime=real_need("features", lambda wc: wc.dataset, "runtime_min"),
+        mem_mb=need("mem_mb", real_job("features", "dataset")),
+        runtime=need("runtime_min", real_job("features", "dataset")),
     params:
         backbone=lambda wc: backbone_spec(wc.dataset),
-        rows=lambda wc: plan.real_feature_rows(config, wc.dataset),
+        rows=lambda wc: plan.real_feature_rows(REAL_CELLS, wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
         part=lambda wc: (int(wc.part), int(wc.parts)),
         code=lambda wc: features_code(wc.dataset),
@@ -58,11 +58,11 @@ rule pretrain_real:
     conda:
         "../envs/benign.yaml"
     resources:
-        mem_mb=real_need("pretrain", lambda wc: wc.dataset, "mem_mb"),
-        runtime=real_need("pretrain", lambda wc: wc.dataset, "runtime_min"),
+        mem_mb=need("mem_mb", real_job("pretrain", "dataset")),
+        runtime=need("runtime_min", real_job("pretrain", "dataset")),
     params:
         entry=lambda wc: dataset_entry(wc.dataset),
-        seeds=lambda wc: plan.real_feature_rows(config, wc.dataset)[1],
+        seeds=lambda wc: plan.real_feature_rows(REAL_CELLS, wc.dataset)[1],
         protocol=lambda wc: config["real"]["protocol"],
         code=code("pretrain_real.py"),
     script:
@@ -83,8 +83,8 @@ rule train_real:
         "../envs/benign.yaml"
     resources:
         gpu=GPU,
-        mem_mb=real_need("train", lambda wc: wc.cell, "mem_mb"),
-        runtime=real_need("train", lambda wc: wc.cell, "runtime_min"),
+        mem_mb=need("mem_mb", real_job("train", "cell")),
+        runtime=need("runtime_min", real_job("train", "cell")),
     params:
         cell=lambda wc: REAL_CELLS[wc.cell],
         entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),

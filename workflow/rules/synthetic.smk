@@ -11,8 +11,8 @@ rule train_synthetic:
         "../envs/benign.yaml"
     resources:
         gpu=GPU,
-        mem_mb=syn_need("mem_mb"),
-        runtime=syn_need("runtime_min"),
+        mem_mb=need("mem_mb", synthetic_job),
+        runtime=need("runtime_min", synthetic_job),
     params:
         runs=lambda wc: SYN_JOBS[wc.job],
         job=lambda wc: wc.job,
@@ -67,8 +67,8 @@ rule train_refinement:
         "../envs/benign.yaml"
     resources:
         gpu=GPU,
-        mem_mb=refine_need("mem_mb"),
-        runtime=refine_need("runtime_min"),
+        mem_mb=need("mem_mb", refinement_job),
+        runtime=need("runtime_min", refinement_job),
     params:
         runs=lambda wc: refinement_jobs(FITS["model"])[wc.rjob],
         job=lambda wc: wc.rjob,
