@@ -38,11 +38,6 @@ BAD = [
         "max_margin: {horizons: [100, 900]}",
         ["max_margin.horizons", "[100, 900]", "past its 300 steps"],
     ),
-    (  # a model's run key takes its bounds from the run spec and keeps its own description
-        "mlp-dim-zero",
-        "synthetic: {encoder: {mlp_dim: 0}}",
-        ["synthetic.encoder.mlp_dim = 0", "must be >= 1", "encoder MLP width"],
-    ),
     (
         "d-string",
         "synthetic: {token: {settings: {benign: {d: forty}}}}",
@@ -163,7 +158,12 @@ BAD = [
     ("n-odd", "synthetic: {defaults: {n: 11}}", ["synthetic.defaults.n", "= 11:", "must be even"]),
     ("n-test-odd", "synthetic: {defaults: {n_test: 51}}", ["synthetic.defaults.n_test", "= 51:", "must be even"]),
     ("projection-n-odd", "synthetic: {projection: {n: 21}}", ["synthetic.projection.n", "= 21:", "must be even"]),
-    ("mlp-dim-zero", "synthetic: {encoder: {mlp_dim: 0}}", ["synthetic.encoder.mlp_dim", "= 0:", "must be >= 1"]),
+    # a model's run key takes its bounds from the run spec and keeps its own description
+    (
+        "mlp-dim-zero",
+        "synthetic: {encoder: {mlp_dim: 0}}",
+        ["synthetic.encoder.mlp_dim", "= 0:", "must be >= 1", "(encoder MLP width"],
+    ),  # fmt: skip
     (
         "mlp-dim-on-token-model",
         "synthetic: {token: {mlp_dim: 16}}",

@@ -216,20 +216,9 @@ def check_run(run: dict, where: str) -> None:
     if lines:
         raise ConfigError("\n".join(lines))
 
-    def bad(key, allowed):
+    if problem := spec.model_problem(run):
+        key, allowed = problem
         raise ConfigError(f"{where}.{key} = {run.get(key)!r}: {allowed}")
-
-    model = registry.MODELS.get(run["model"])
-    if model is None:
-        bad("model", f"unknown model; known: {', '.join(registry.MODELS)}")
-    engine = run.get("engine") or "explicit"
-    if engine != "auto" and engine not in model.engines:
-        bad("engine", f"model {run['model']!r} has the engines {', '.join(model.engines)} only")
-    if engine == "gram" and run["d"] < spec.gram_min_d(run["n"], run["T"]):
-        bad("d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {spec.gram_min_d(run['n'], run['T'])}")
-    for key in model.run_keys:
-        if run.get(key) is None:
-            bad(key, f"model {run['model']!r} needs it")
 
 
 @functools.cache

@@ -105,14 +105,9 @@ class RunSpec(DataSpec):
             object.__setattr__(self, "lr", lr_for(self.step_size, self.sigma, self.d))
         if self.engine == "auto":  # frozen: the resolved engine is what the run records
             object.__setattr__(self, "engine", resolve_engine(dataclasses.asdict(self)))
-        if self.engine not in registry.model(self.model).engines:
-            raise ValueError(f"engine {self.engine!r} does not apply to model {self.model!r}")
-        own = registry.model(self.model).run_keys
-        for key in MODEL_KEYS:
-            if key in own and getattr(self, key) is None:
-                raise ValueError(f"model {self.model!r} needs {key}")
-            if key not in own and getattr(self, key) is not None:
-                raise ValueError(f"{key} does not apply to model {self.model!r}; leave it unset")
+        if problem := model_problem(dataclasses.asdict(self)):
+            key, allowed = problem
+            raise ValueError(f"{key} = {getattr(self, key)!r}: {allowed}")
 
     def model_keys(self) -> dict:
         """This run's values of its model's own run keys (benign.synthetic.registry.Model.run_keys)."""
@@ -143,6 +138,30 @@ class RunSpec(DataSpec):
 def gram_min_d(n: int, T: int) -> int:
     """The least d the Gram engine allows: 2(nT + 2) (benign.synthetic.gram)."""
     return 2 * (n * T + 2)
+
+
+def model_problem(run: dict) -> tuple[str, str] | None:
+    """Whether a run (a dict of its parameters) fits its model, the one place this is decided: the
+    first (key, what is allowed) that does not, or None. An unknown model; an engine the model
+    has not; the Gram engine below its least d; a run key the model needs unset, or one of
+    another model set."""
+    model = registry.MODELS.get(run["model"])
+    if model is None:
+        return "model", f"unknown model; known: {', '.join(registry.MODELS)}"
+    engine = run.get("engine") or "explicit"
+    if engine != "auto" and engine not in model.engines:
+        return (
+            "engine",
+            f"engine {engine!r} does not apply to model {run['model']!r} (its engines: {', '.join(model.engines)})",
+        )
+    if engine == "gram" and run["d"] < gram_min_d(run["n"], run["T"]):
+        return "d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {gram_min_d(run['n'], run['T'])}"
+    for key in MODEL_KEYS:
+        if key in model.run_keys and run.get(key) is None:
+            return key, f"model {run['model']!r} needs it"
+        if key not in model.run_keys and run.get(key) is not None:
+            return key, f"does not apply to model {run['model']!r}; leave it unset"
+    return None
 
 
 def resolve_engine(run: dict) -> str:
