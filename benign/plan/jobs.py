@@ -19,6 +19,7 @@ from benign.plan.validate import (
     check_sweep,
     excluded,
     grid,
+    sweep_length,
 )
 from benign.real.records import record_epochs
 from benign.synthetic import registry, spec
@@ -89,10 +90,9 @@ def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     seed, on the sweep's fixed values, horizon and logging."""
     where = f"config key synthetic.{model}.sweeps.{name}"
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
-    steps = sweep.get("steps", base["steps"])
-    check_sweep(where, name, sweep, steps)
-    fixed = {**base, **sweep.get("fixed", {}), "steps": steps, "setting": name, "sweeps": [name],
-             "log_every": sweep.get("log_every", 0), "log_points": sweep.get("log_points", 0)}  # fmt: skip
+    length = sweep_length(sweep, base["steps"])
+    check_sweep(where, name, sweep, length["steps"])
+    fixed = {**base, **sweep.get("fixed", {}), **length, "setting": name, "sweeps": [name]}
     cells = [dict(zip(axes, values)) for values in product(*axes.values())]
     runs = [{**fixed, **cell} for cell in cells if not excluded(cell, sweep.get("exclude", []))]
     if "snr_range" in sweep:

@@ -262,6 +262,14 @@ def excluded(run: dict, exclude: list[dict]) -> bool:
     return any(all(_same(run[key], value) for key, value in combo.items()) for combo in exclude)
 
 
+def sweep_length(sweep: dict, default_steps: int) -> dict:
+    """How long a sweep's runs train and what they log, the one place its defaults are read: its
+    own ``steps`` (else ``synthetic.defaults.steps``), ``log_every`` and ``log_points`` (else 0:
+    the first and last step only)."""
+    return {"steps": sweep.get("steps", default_steps), "log_every": sweep.get("log_every", 0),
+            "log_points": sweep.get("log_points", 0)}  # fmt: skip
+
+
 def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
     """Refuse a sweep whose fixed values repeat an axis, whose exclusions are not on its axes, or
     whose logging outgrows its horizon (the heatmap sweep's axes are the schema's)."""
@@ -279,8 +287,9 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
                 raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({values})")
     if "snr_range" in sweep and not sweep["snr_range"][0] < sweep["snr_range"][1]:
         raise ConfigError(f"{where}.snr_range = {sweep['snr_range']!r}: its low end must be below its high end")
+    length = sweep_length(sweep, steps)
     for key in ("log_points", "log_every"):
-        if sweep.get(key, 0) > steps:
+        if length[key] > steps:
             raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")
 
 
@@ -302,7 +311,7 @@ def check_boundary_fits(cfg: dict) -> None:
             raise ConfigError(
                 f"{where}.sweeps: {name!r} is not a sweep of synthetic.{fits['model']} ({', '.join(sweeps) or 'none'})"
             )
-        lengths[name] = sweeps[name].get("steps", cfg["synthetic"]["defaults"]["steps"])
+        lengths[name] = sweep_length(sweeps[name], cfg["synthetic"]["defaults"]["steps"])["steps"]
     for horizon in fits["horizons"]:
         if horizon > max(lengths.values()):
             raise ConfigError(

@@ -16,6 +16,7 @@ from benign.plan import ConfigError, jobs as plan
 from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
 from benign.plan import resources as rs
+from benign.plan import validate as cv
 from benign.plan.load import load
 from benign.core.fingerprint import fingerprint
 

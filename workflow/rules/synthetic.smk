@@ -45,9 +45,9 @@ checkpoint plan_refinement:
         settings=[REFINE_SETTING, CONVERGENCE_SETTING],
         model=FITS.get("model"),
         cluster=CLUSTER,
-        log_points=lambda wc: SYN[FITS["model"]]["sweeps"][REFINE["sweep"]].get(
-            "log_points", 0
-        ),
+        log_points=lambda wc: cv.sweep_length(
+            SYN[FITS["model"]]["sweeps"][REFINE["sweep"]], SYN["defaults"]["steps"]
+        )["log_points"],
         code=code("plan_refinement.py"),
     script:
         "../scripts/plan_refinement.py"
