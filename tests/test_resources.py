@@ -221,3 +221,15 @@ def test_the_faithful_config_plans_n_1000_and_whole_test_splits():
     assert {c["n"] for c in cells.values() if c["dataset"] != "mnist"} == {20, 200, 1000}
     assert cfg["real"]["datasets"]["fashion_mnist"]["subsample"]["test"] is None
     assert cfg["real"]["backbones"]["dinov2_small"]["image_size"] == 224
+
+
+def test_the_cluster_block_of_the_schema_is_the_cluster_settings():
+    """One owner: the schema's cluster keys are resources.Cluster's fields, its device kinds the
+    planner's (benign/plan/schema.py writes them from there)."""
+    import dataclasses
+
+    from benign.plan import schema
+
+    block = schema.load()["properties"]["cluster"]["properties"]
+    assert list(block) == [f.name for f in dataclasses.fields(resources.Cluster)]
+    assert block["device"]["enum"] == list(resources.DEVICE_KINDS)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from benign.synthetic import registry, spec
 
@@ -126,9 +126,9 @@ def cluster_settings(cfg: dict) -> Cluster:
     block = cfg.get("cluster") or {}
     if not isinstance(block, dict):
         raise ConfigError(
-            f"config key cluster = {block!r}: must be a mapping (device, max_mem_mb, max_runtime_min, group)"
+            f"config key cluster = {block!r}: must be a mapping ({', '.join(f.name for f in fields(Cluster))})"
         )
-    known = ("device", "max_mem_mb", "max_runtime_min", "group")
+    known = [f.name for f in fields(Cluster)]
     unknown = sorted(set(block) - set(known))
     if unknown:
         raise ConfigError(f"config key cluster.{unknown[0]} is not known; known: {', '.join(known)}")

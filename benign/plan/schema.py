@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from benign.plan import resources
 from benign.real import registry as real_registry
 from benign.real.settings import PROTOCOL
 from benign.synthetic import registry, spec
@@ -70,6 +71,8 @@ def generate() -> dict:
     source = real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]
     source["enum"] = list(real_registry.SOURCE_KINDS)
     real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(real_registry.BACKBONE_KINDS)
+    cluster = out["properties"]["cluster"]["properties"]
+    cluster["device"]["enum"] = list(resources.DEVICE_KINDS)  # the keys are resources.Cluster's fields (a test checks)
     protocol = real["protocol"]
     for key, value in PROTOCOL.items():  # the library's defaults; a key the config must give has none
         if key not in protocol["required"]:
