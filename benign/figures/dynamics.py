@@ -67,7 +67,7 @@ def softmax_dynamics(
     attention: pd.DataFrame,
     stem: PathLike,
     model: str = "token",
-    settings: Sequence[str] = ("benign", "harmful", "not_overfitting"),
+    settings: Sequence[str] = spec.NAMED_SETTINGS,
 ) -> None:
     """Figures 3 and 6: per-token softmax vs step for a clean training sample, a noisy one
     fitted by the last step, and a noisy one not fitted by then (the paper's figure shows both

@@ -61,6 +61,9 @@ def generate() -> dict:
         and f.name != "steps"
     ]
     sweep["fixed"]["properties"] = {k: {"$ref": RUN + k} for k in fixed}
+    settings = out["$defs"]["model"]["properties"]["settings"]
+    settings["required"] = list(spec.NAMED_SETTINGS)
+    settings["properties"] = {name: {"$ref": "#/$defs/setting"} for name in spec.NAMED_SETTINGS}
     for name, entry in registry.MODELS.items():
         block = copy.deepcopy(out["$defs"]["model"])
         block["properties"].update({k: {"$ref": RUN + k, **v} for k, v in entry.run_keys.items()})

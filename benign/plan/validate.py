@@ -22,7 +22,7 @@ from benign.plan import schema as config_schema
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
-NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
+NAMED_SETTINGS = spec.NAMED_SETTINGS
 
 
 def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> None:

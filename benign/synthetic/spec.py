@@ -27,6 +27,8 @@ STEP_SIZE_HELP = (
     "the step in the units that make it free of d, lr sigma^2 d (docs/regimes.md#step-size); given, it sets lr = "
     "step_size / (sigma^2 d); unset, lr is used as given"
 )
+# the named settings every model trains, one per regime of the theory (config synthetic.<model>.settings)
+NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 GRID, RATES = "#/$defs/grid", "#/$defs/rates"  # a sweep axis's values (workflow/schemas/config.schema.yaml)
 POSNUM, POSINT = {"$ref": "#/$defs/posnum"}, {"$ref": "#/$defs/posint"}
 EVEN = {"type": "integer", "minimum": 2, "multipleOf": 2}

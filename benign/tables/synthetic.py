@@ -27,7 +27,7 @@ SETTING_LABELS = {**REGIME_LABELS, "delayed": "Benign overfitting, long training
 def synthetic_regimes(
     runs: pd.DataFrame,
     stem: PathLike,
-    settings: Sequence[str] = ("harmful", "benign", "not_overfitting", "delayed"),
+    settings: Sequence[str] = (*REGIMES, "delayed"),  # the named settings, in the theory's order
     *,
     criteria: Criteria | dict,
     curves: pd.DataFrame | None = None,
