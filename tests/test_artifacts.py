@@ -157,3 +157,19 @@ def test_the_real_tables_are_two_entries_with_their_etas():
     assert (table2.rule(), table6.rule()) == ("table_real_eta0_1", "table_real_eta0_0_2")
     assert table2.files() == ["results/tables/real_eta0.1.csv", "results/tables/real_eta0.1.md"]
     assert entry.param_value(cfg, table2.view.params["grid"], {}) == {"n": [20], "seeds": [42]}
+
+
+def test_a_config_without_boundary_fits_plans_its_heatmaps_without_the_atlas(tmp_path):
+    """The heatmaps read the atlas's table only where it is fitted: without
+    ``synthetic.boundary_fits`` the workflow still parses, and draws them with no fits."""
+    import yaml
+
+    from tests.helpers.workflow_utils import copy_repo, planned_jobs
+
+    repo = copy_repo(tmp_path / "repo")
+    path = repo / "config/config.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    del cfg["synthetic"]["boundary_fits"]
+    path.write_text(yaml.safe_dump(cfg))
+    jobs = planned_jobs(repo)
+    assert jobs.get("figure_loss_heatmap") == 1 and "table_regime_boundaries" not in jobs, jobs

@@ -109,3 +109,26 @@ def test_no_module_reads_a_config_key_with_a_default_of_its_own():
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_no_description_is_split_by_a_comma_of_a_flow_mapping():
+    """A YAML flow mapping cuts an unquoted description at its first comma and makes the rest a
+    key with no value: no key of the schema's source is such a fragment."""
+    import yaml
+
+    from benign.plan import schema
+
+    fragments = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if value is None and isinstance(key, str) and " " in key:
+                    fragments.append(".".join(map(str, path + [key])))
+                walk(value, path + [key])
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, path + [i])
+
+    walk(yaml.safe_load(schema.SOURCE.read_text()), [])
+    assert fragments == []

@@ -92,7 +92,8 @@ def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     length = sweep_length(sweep, base["steps"])
     check_sweep(where, name, sweep, length["steps"])
-    fixed = {**base, **sweep.get("fixed", {}), **length, "setting": name, "sweeps": [name]}
+    fixed = {**base, **sweep.get("fixed", {}), "steps": length["steps"], "setting": name, "sweeps": [name],
+             "log_every": length["log_every"], "log_points": length["log_points"]}  # fmt: skip
     cells = [dict(zip(axes, values)) for values in product(*axes.values())]
     runs = [{**fixed, **cell} for cell in cells if not excluded(cell, sweep.get("exclude", []))]
     if "snr_range" in sweep:

@@ -212,6 +212,8 @@ def artifact_input(spec, model=None):
     if isinstance(spec, artifact_entry.File):
         return spec.path
     name, _, of = spec.partition("@")
+    if name == "fits" and not (FITS and (of != "model" or model == FITS["model"])):
+        return []  # no atlas table: the config fits no boundary, or not this model's
     kind = artifacts.KINDS[name]
     files = getattr(rules, kind.rule).output
     if isinstance(kind.output, int):
@@ -221,8 +223,6 @@ def artifact_input(spec, model=None):
     if kind.per_model:
         models = {"all": MODELS, "fits": [FITS.get("model")], "model": [model]}
         return [files.format(model=m) for m in models.get(of, [of])]
-    if name == "fits":  # the atlas's table, where the model's atlas is fitted
-        return files if FITS and (of != "model" or model == FITS["model"]) else []
     if kind.expand:
         return expand(
             files, **{kind.expand: {"max_margin_model": MM_RUNS}[kind.expand]}
