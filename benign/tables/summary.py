@@ -35,6 +35,22 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *rows]) + "\n"
 
 
+# (table, heading, what its rows say), in the page's order: each row function registers the
+# tables it reads with :func:`section`, where it is defined
+SECTIONS: list[tuple[str, str, object]] = []
+
+
+def section(*entries: tuple[str, str]):
+    """Register a row function under each (table, heading) of ``entries``, in order."""
+
+    def register(rows):
+        SECTIONS.extend((name, heading, rows) for name, heading in entries)
+        return rows
+
+    return register
+
+
+@section(("synthetic_regimes", "Named settings"))
 def _regimes(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "model": table["model"], "setting": table["setting"], "d": table["d"], "||mu||": table["signal_norm"],
@@ -44,12 +60,25 @@ def _regimes(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("step_convergence", "The atlas's step check (step halved, steps doubled)"))
+def _step_check(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "boundary": table["boundary"], "d": table["d"].map(_f),
+        "crossings (closed; changed; moved beyond their own)": [
+            f"{int(p)} ({int(c)}; {int(h)}; {int(m)})"
+            for p, c, h, m in zip(table["pairs"], table["closed_pairs"], table["changed"], table["moved"])],
+        "verdict": table["verdict"],
+        "change of a at the finer step [95%]": [_interval(r, "a_change") for _, r in table.iterrows()],
+    })  # fmt: skip
+
+
 def _worded(r: pd.Series, name: str, theory: float) -> str:
     if r[f"{name}_verdict"] == "set by the grid":
         return f"set by the grid (±{_f(r[f'{name}_grid'], 2)})"
     return f"{_interval(r, name)}: {r[f'{name}_verdict']} (theory {_f(theory)} ± {_f(r['margin'])})"
 
 
+@section(("regime_boundaries", "Regime boundaries of the atlas"))
 def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in table.iterrows():
@@ -70,6 +99,7 @@ def _boundaries(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@section(("regime_boundaries", "Regime boundaries: the local slope of each decade of d"))
 def _slopes(table: pd.DataFrame) -> pd.DataFrame:
     decades = [c for c in table.columns if c.startswith("a[") and c.endswith("]")]
     out = table[["boundary", "horizon"]].copy()
@@ -81,24 +111,7 @@ def _slopes(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _step_check(table: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "boundary": table["boundary"], "d": table["d"].map(_f),
-        "crossings (closed; changed; moved beyond their own)": [
-            f"{int(p)} ({int(c)}; {int(h)}; {int(m)})"
-            for p, c, h, m in zip(table["pairs"], table["closed_pairs"], table["changed"], table["moved"])],
-        "verdict": table["verdict"],
-        "change of a at the finer step [95%]": [_interval(r, "a_change") for _, r in table.iterrows()],
-    })  # fmt: skip
-
-
-def _one_step(table: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "n": table["n"], "||mu||": table["signal_norm"].map(_f), "one-step d*": table["d_star"].map(_f),
-        "step size at d*": table["step_size_star"].map(_f), "SNR sqrt(n) at d*": table["snr_sqrt_n_star"].map(_f),
-    })  # fmt: skip
-
-
+@section(("gap_dynamics", "The attention gap's clock on the way to the benign regime"))
 def _gaps(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for column, which in (("g_exponent", "clean training samples"), ("g_test_exponent", "test samples")):
@@ -109,6 +122,7 @@ def _gaps(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@section(("generalization_times", "Fit and generalization times (censored regressions)"))
 def _times(table: pd.DataFrame) -> pd.DataFrame:
     first = table.drop_duplicates(["group", "time", "form"])
     return pd.DataFrame({
@@ -119,6 +133,7 @@ def _times(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("delay_scan", "Delay scan in the benign band (runs per outcome)"))
 def _delay_scan(table: pd.DataFrame) -> pd.DataFrame:
     kinds = ["selection_after_fit", "together", "selection_before_fit", "fit_only", "selection_only", "neither"]
     out = table.groupby("T")[kinds].sum().reset_index()
@@ -129,6 +144,15 @@ def _delay_scan(table: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={k: k.replace("_", " ") for k in kinds})
 
 
+@section(("one_step_regime", "The one-step regime of the paper's lr"))
+def _one_step(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "n": table["n"], "||mu||": table["signal_norm"].map(_f), "one-step d*": table["d_star"].map(_f),
+        "step size at d*": table["step_size_star"].map(_f), "SNR sqrt(n) at d*": table["snr_sqrt_n_star"].map(_f),
+    })  # fmt: skip
+
+
+@section(("max_margin", "Attention-SVM check, at the largest horizon"))
 def _max_margin(table: pd.DataFrame) -> pd.DataFrame:
     last = table[table["horizon"] == table.groupby("model")["horizon"].transform("max")]
     return pd.DataFrame({
@@ -139,6 +163,7 @@ def _max_margin(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("real_eta0.1", "Real data, eta = 0.1 (Table 2)"), ("real_eta0_0.2", "Real data, eta = 0 and 0.2 (Table 6)"))
 def _real(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "data set": table["dataset"], "n": table["n"], "eta": table["eta"],
@@ -155,6 +180,7 @@ def _fixed(value, digits: int) -> str:
     return f"{value:.{digits}f}" if np.isfinite(value) else MISSING
 
 
+@section(("real_dynamics", "Real data: test accuracy over phase 2, memorising, re-initialisation"))
 def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
     def pct(col: str) -> list[str]:
         return [
@@ -175,22 +201,6 @@ def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
             f"{_fixed(100 * a, 1)} / {_fixed(100 * b, 1)}" for a, b in
             zip(table["fall_before_fit_mean"], table["fall_after_fit_mean"])],
     })  # fmt: skip
-
-
-SECTIONS = (  # (table, heading, what its rows say)
-    ("synthetic_regimes", "Named settings", _regimes),
-    ("step_convergence", "The atlas's step check (step halved, steps doubled)", _step_check),
-    ("regime_boundaries", "Regime boundaries of the atlas", _boundaries),
-    ("regime_boundaries", "Regime boundaries: the local slope of each decade of d", _slopes),
-    ("gap_dynamics", "The attention gap's clock on the way to the benign regime", _gaps),
-    ("generalization_times", "Fit and generalization times (censored regressions)", _times),
-    ("delay_scan", "Delay scan in the benign band (runs per outcome)", _delay_scan),
-    ("one_step_regime", "The one-step regime of the paper's lr", _one_step),
-    ("max_margin", "Attention-SVM check, at the largest horizon", _max_margin),
-    ("real_eta0.1", "Real data, eta = 0.1 (Table 2)", _real),
-    ("real_eta0_0.2", "Real data, eta = 0 and 0.2 (Table 6)", _real),
-    ("real_dynamics", "Real data: test accuracy over phase 2, memorising, re-initialisation", _real_dynamics),
-)
 
 
 def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float]) -> str:
