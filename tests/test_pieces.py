@@ -79,3 +79,30 @@ def test_a_cells_frames_have_the_schemas_columns_and_one_row_per_run():
     assert list(runs["run_id"]) == ["mnist__vit__n20__eta0.200__seed42", "mnist__vit__n20__eta0.000__seed42"]
     assert list(runs["n_noisy"]) == [2, 0] and (runs["baseline_acc"] == 0.95).all()
     assert len(attention) == 4 and len(curves) == 4 and set(curves["eta"]) == {0.2, 0.0}
+
+
+def test_the_real_protocols_defaults_are_the_schemas_and_the_codes():
+    """One owner (benign/real/settings.py): the schema's defaults of real.protocol and the
+    library's defaults are the same values (log_every was 100 in the code, 10 in the schema)."""
+    import inspect
+
+    from benign.plan.schema import default
+    from benign.real import protocol
+    from benign.real.loop import TrainConfig
+    from benign.real.settings import PROTOCOL
+
+    assert default("real.protocol.log_every") == PROTOCOL["log_every"] == TrainConfig(epochs=1).log_every
+    assert default("real.protocol.record_epochs") == PROTOCOL["record_epochs"]
+    params = inspect.signature(protocol.run_cell).parameters
+    for key in ("finetune_epochs", "lr", "batch_size", "clip", "log_every"):
+        assert params[key].default == PROTOCOL[key], key
+    assert params["records"].default == PROTOCOL["record_epochs"]
+
+
+def test_every_summary_section_reads_a_table_of_the_artifact_table():
+    from benign.artifacts.table import ARTIFACTS
+    from benign.tables.summary import SECTIONS
+
+    tables = {a.name for a in ARTIFACTS.values() if a.kind == "table"}
+    assert {name for name, _, _ in SECTIONS} <= tables
+    assert [h for _, h, _ in SECTIONS][:2] == ["Named settings", "The atlas's step check (step halved, steps doubled)"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benign.core import paths
@@ -135,8 +135,6 @@ class Artifact:
 def entries(home: str, *artifacts: Artifact) -> dict[str, Artifact]:
     """A half's table: {key: entry}, each entry knowing the module that holds it (``home``, which
     the render rule loads and fingerprints)."""
-    from dataclasses import replace
-
     return {a.key: replace(a, home=home) for a in artifacts}
 
 

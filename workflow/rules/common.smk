@@ -35,6 +35,8 @@ REAL_CELLS = PLAN.real_cells
 REAL_NEEDS = PLAN.real_needs
 FEATURE_PARTS = PLAN.feature_parts
 MM_RUNS = PLAN.max_margin_runs
+# the values of a wildcard that an input kind spans (benign.artifacts.entry.InputKind.expand)
+SPANNED = {"max_margin_model": list(MM_RUNS)}
 
 SYN = config["synthetic"]
 FITS = SYN.get("boundary_fits", {})
@@ -224,9 +226,7 @@ def artifact_input(spec, model=None):
         models = {"all": MODELS, "fits": [FITS.get("model")], "model": [model]}
         return [files.format(model=m) for m in models.get(of, [of])]
     if kind.expand:
-        return expand(
-            files, **{kind.expand: {"max_margin_model": MM_RUNS}[kind.expand]}
-        )
+        return expand(files, **{kind.expand: SPANNED[kind.expand]})
     return files
 
 
