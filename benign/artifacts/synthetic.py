@@ -15,7 +15,15 @@ from benign.core import schema
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
 from benign.synthetic import registry
 from benign.synthetic import schema as syn_schema
-from benign.tables import boundaries, delay_scan, gap_dynamics, generalization_times, step_convergence, synthetic
+from benign.tables import (
+    along_time,
+    boundaries,
+    delay_scan,
+    gap_dynamics,
+    generalization_times,
+    step_convergence,
+    synthetic,
+)
 from benign.tables import max_margin as max_margin_table
 from benign.tables import one_step as one_step_table
 
@@ -35,6 +43,7 @@ KINDS = {
         InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True),
         InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True),
         InputKind("fits", pd.read_csv, "table_regime_boundaries", 0),
+        InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0),
         InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model"),
         InputKind("points", pd.read_parquet, "token_projection_points"),
     )
@@ -58,6 +67,10 @@ def atlas_of(*gives: str) -> View:
                         "regime": "synthetic.regime", "convergence": "@convergence"})  # fmt: skip
 
 
+# the atlas's labels at every horizon of synthetic.boundary_fits.along_time, from the first step
+ALONG_TIME = View(atlas_view, reads=("runs", "curves"), gives=("runs", "labels", "criteria"),
+                  params={"settings": "@atlas_settings", "horizons": "synthetic.boundary_fits.along_time",
+                          "regime": "synthetic.regime"})  # fmt: skip
 SWEEPS = View(sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": "@atlas_settings"})
 # the atlas's fitted tables: their labels, at the claimed resolution
 ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
@@ -92,6 +105,10 @@ ENTRIES = entries(
              "over the atlas, beside the theory's exponents", function=boundaries.regime_boundaries,
              view=atlas_of("runs", "labels", "criteria", "convergence"),
              **{**ATLAS_TABLE, "params": {**ATLAS_TABLE["params"], "margin": "synthetic.boundary_fits.margin"}}),
+    Artifact("boundaries_along_time", "table", "Theorem 4.1", "the boundaries along time: law (i) at every "
+             "horizon from the first step, the drift between horizons, the first step's closed-form law beside the "
+             "selection labels", "Tables", when="boundary_fits", function=along_time.boundaries_along_time,
+             inputs=FITTED, view=ALONG_TIME),
     Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
              "reads", function=boundaries.regime_model, view=atlas_of("runs", "labels", "convergence"), **ATLAS_TABLE),
     Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
@@ -118,6 +135,10 @@ ENTRIES = entries(
              params={"sweep": "@one_step", "criteria": "synthetic.regime"}, caption="one_step_regime_figure"),
     Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
              "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling, inputs={"fits": "fits"}),
+    Artifact("boundaries_along_time", "figure", "Theorem 4.1", "each boundary's a, b and c against the "
+             "normalised time from the first step, beside the theory's and the first step's law", "Synthetic",
+             when="boundary_fits", function=atlas.boundaries_along_time, inputs={"path": "along_time"},
+             caption="boundaries_along_time_figure"),
     Artifact("gap_clock", "figure", "Section 4", "the attention gap's clock g and the test loss r against "
              "the steps in the benign band, and the clock's rate against ||mu||", "Synthetic", when="boundary_fits",
              function=atlas.gap_clock, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),

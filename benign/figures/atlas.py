@@ -278,3 +278,41 @@ def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, st
             f"{len(growth)}), colour: d; {seeds_note(runs)}; Lambda: the relevant logit minus the "
             "log-sum-exp of the others; results/tables/gap_dynamics")  # fmt: skip
     save(fig, stem, note)
+
+
+@plt.rc_context(STYLE)
+def boundaries_along_time(path: pd.DataFrame, stem: PathLike) -> None:
+    """Law (i)'s a, b and c of every boundary against the normalised time, from the first step,
+    with 95% intervals, beside the theory's exponents and, for the argmax and hard-max labels, the
+    first step's law over the same design (a star at step 1's time): a reader sees which exponent
+    was there after one step and how far the dynamics move each boundary."""
+    terms = [("a", "exponent of d", "theory_a"), ("b", "exponent of n", "theory_b"), ("c", "constant c", None)]
+    fig, axes = plt.subplots(1, len(terms), figsize=(4.2 * len(terms), 3.6), squeeze=False, layout="constrained")
+    boundaries = list(dict.fromkeys(path["boundary"]))
+    for j, (term, label, theory) in enumerate(terms):
+        ax = axes[0, j]
+        for k, boundary in enumerate(boundaries):
+            rows = path[path["boundary"] == boundary].sort_values("horizon")
+            colour = BOUNDARY_COLOURS.get(boundary, "0.2")
+            t = rows["time"].to_numpy(float) * (1 + 0.06 * (k - 1.5))  # side by side at a time
+            est, low, high = (rows[f"{term}{s}"].to_numpy(float) for s in ("", "_low", "_high"))
+            bars = [np.where(np.isfinite(low), est - low, 0.0), np.where(np.isfinite(high), high - est, 0.0)]
+            ax.errorbar(t, est, yerr=bars, fmt="o-", ms=3.5, lw=0.8, capsize=2, color=colour, label=boundary)
+            if f"law_{term}" in rows and np.isfinite(rows[f"law_{term}"].iloc[0]):
+                ax.plot(rows["time"].iloc[0], rows[f"law_{term}"].iloc[0], marker="*", ms=11, color=colour,
+                        mec="k", mew=0.5, ls="none")  # fmt: skip
+            if theory:
+                ax.axhline(rows[theory].iloc[0], color=colour, ls="--", lw=0.8, alpha=0.7)
+        ax.set_xscale("log")
+        if term == "c":
+            ax.set_yscale("log")
+        ax.set_xlabel("normalised time (step size x steps)")
+        ax.set_title(f"law (i): {label}", fontsize=9)
+    star = Line2D([], [], marker="*", ms=10, color="0.5", mec="k", mew=0.5, ls="none", label="first step's law")
+    dashed = Line2D([], [], color="0.4", ls="--", lw=0.8, label="theory's exponent")
+    handles = [Line2D([], [], color=BOUNDARY_COLOURS.get(b, "0.2"), marker="o", label=b) for b in boundaries]
+    figure_legend(fig, [*handles, star, dashed], ncols=3)
+    note = ("crossings of each (d, n, seed) line at each horizon, law (i) c d^a n^b by interval-censored maximum "
+            "likelihood; bars 95% intervals (the lines' jackknife); the first step's law: "
+            "benign.analysis.first_step, fitted over the atlas's (d, n) lines; results/tables/boundaries_along_time")  # fmt: skip
+    save(fig, stem, note)
