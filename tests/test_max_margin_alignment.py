@@ -10,8 +10,8 @@ from benign.synthetic import max_margin_alignment, models
 from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
 from benign.synthetic.schema import ALIGNMENT
 
-N, T, D, STEPS = 10, 4, 60, 200
-RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=2, seed=3, steps=STEPS, setting=f"m{m}",
+N, T, D, STEPS, N_TEST = 10, 4, 60, 200, 40
+RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=N_TEST, seed=3, steps=STEPS, setting=f"m{m}",
              signal_norm=m) for m in (3.0, 8.0)]  # fmt: skip
 
 
@@ -21,7 +21,7 @@ def test_the_recorded_alignment_equals_the_explicit_computation(name):
     frame = max_margin_alignment.track_batch(name, runs, STEPS, log_points=5)
     assert list(frame.columns) == ALIGNMENT.names and sorted(frame["step"].unique())[-1] == STEPS
     # the same runs, trained again and materialised at the end
-    model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=2, seed=3, signal_norms=[3.0, 8.0],
+    model = models.build(name, n=N, T=T, d=D, sigma=1.0, n_test=N_TEST, seed=3, signal_norms=[3.0, 8.0],
                          rhos=[0.1, 0.1], etas=[0.2, 0.2], lrs=[0.05, 0.05])  # fmt: skip
     for _ in range(STEPS):
         model.step()
@@ -65,6 +65,18 @@ def test_the_recorded_alignment_equals_the_explicit_computation(name):
         assert row["clean_signal"] == pytest.approx(np.mean(a[~noisy] == 0))
         assert row["noisy_opposite"] == pytest.approx(np.mean(a[noisy] == 2))
         assert row["noisy_noise"] == pytest.approx(np.mean(a[noisy] > 2))
+        # the long-time label: each test sample read through its most-attended token under p^mm
+        Xt = model.Et.clone()
+        Xt[:, :2] += model.Mt[b]
+        Xt = Xt.numpy().reshape(N_TEST, T, D)
+        head = model.head_values("test")[b].numpy()
+        query = p_mm if name == "token" else W @ p_mm  # the test keys are x (W trained) or W^T x
+        svm_pick, own_pick = (Xt @ query).argmax(-1), (Xt @ (W @ p)).argmax(-1)
+        y_test = model.y_test.numpy()
+        rows = np.arange(N_TEST)
+        assert row["test_err_svm"] == pytest.approx(np.mean(y_test * head[rows, svm_pick] <= 0))
+        assert row["test_err_hardmax"] == pytest.approx(np.mean(y_test * head[rows, own_pick] <= 0))
+        assert row["test_svm_agreement"] == pytest.approx(np.mean(svm_pick == own_pick))
     assert (last["cosine"] > 0.5).all()  # trained towards the SVM direction, not orthogonal to it
 
 

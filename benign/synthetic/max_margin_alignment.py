@@ -24,12 +24,14 @@ import time
 
 import numpy as np
 import pandas as pd
+import torch
 import torch.nn.functional as F
 
 from benign.core.device import peak_memory_mb
 from benign.synthetic import models, registry, spec
 from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction_from_gram
 from benign.synthetic.schema import ALIGNMENT
+from benign.synthetic.selection import hardmax_error
 from benign.synthetic.trainer import log_steps
 
 log = logging.getLogger("benign.synthetic.max_margin_alignment")
@@ -91,8 +93,28 @@ def _baselines(gram: np.ndarray, n: int, T: int, run: dict) -> dict:
     }
 
 
+def test_errors(batch, directions: np.ndarray, keys: str) -> dict[str, np.ndarray]:
+    """Per run (B,), on the test set: the hard-max readout's error of the trained state, that of
+    the SVM directions ``directions`` (B, N; p^mm = K^T c over the keys ``keys``), the long-time
+    error where the direction converges to p^mm, and the share of test samples whose most-attended
+    token the two agree on."""
+    _, att = batch.outputs_test(attention=True)
+    c = torch.as_tensor(directions, dtype=batch.c.dtype, device=batch.c.device)
+    zero = torch.zeros_like(c)
+    svm = batch.test_scores(c, zero) if keys == "init" else batch.test_scores(zero, c)  # W0^T x keys, or x
+    values = batch.head_values("test")
+    agree = (att.argmax(-1) == svm.argmax(-1)).double().mean(-1)
+    return {"test_err_hardmax": hardmax_error(att, values, batch.y_test),
+            "test_err_svm": hardmax_error(svm, values, batch.y_test), "test_svm_agreement": agree.cpu().numpy()}  # fmt: skip
+
+
 def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved, keys, baselines) -> list[dict]:
     s = batch.scores().numpy()  # (B, n, T)
+    selections = [selection(s[b]) for b in range(len(runs))]
+    for b, a in enumerate(selections):
+        if tuple(a) not in solved[b]:
+            solved[b][tuple(a)] = svm_direction_from_gram(gram[b], batch.T, a)
+    limits = test_errors(batch, np.stack([solved[b][tuple(a)][0] for b, a in enumerate(selections)]), keys)
     f, _ = batch.outputs_train()
     loss = F.softplus(-batch.y * f).mean(-1).tolist()
     if keys == "init":  # the direction p = K^T c: ||p||^2 = c^T G c
@@ -101,10 +123,9 @@ def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved,
         norms = batch.query_norm().numpy()
     out = []
     for b, run in enumerate(runs):
-        a = selection(s[b])
+        a = selections[b]
         row = dict({k: run.get(k) for k in spec.COLUMNS}, step=step, train_loss=loss[b], direction_norm=float(norms[b]))
-        if tuple(a) not in solved[b]:
-            solved[b][tuple(a)] = svm_direction_from_gram(gram[b], batch.T, a)
+        row.update({name: float(values[b]) for name, values in limits.items()})
         row.update(_svm_numbers(s[b], a, *solved[b][tuple(a)], float(norms[b])))
         if step > 0 and "early" not in baselines[b]:  # the selection gradient descent first makes
             c_early, alpha_early = solved[b][tuple(a)]

@@ -117,6 +117,10 @@ ALIGNMENT = pa.schema(
      # whose selection is locally optimal (selected head score above every support token's)
      ("cosine_random", pa.float64()), ("cosine_early", pa.float64()), ("cosine_relevant", pa.float64()),
      ("locally_optimal", pa.float64()),
+     # the test error of the hard-max readout of the trained state and of the SVM direction of its
+     # selection (the long-time error where the direction converges to it), and the share of test
+     # samples whose most-attended token the two agree on
+     ("test_err_hardmax", pa.float64()), ("test_err_svm", pa.float64()), ("test_svm_agreement", pa.float64()),
      ("wall_time_s", pa.float64()),  # the batch's training time, on each of its rows
      ("peak_rss_mb", pa.float64())]  # the job's peak (benign.core.device.peak_memory_mb)
 )  # fmt: skip

@@ -154,16 +154,21 @@ class Batch:
         (B, n_test, T))."""
         c = self.c
         Gc = self._G(c)
-        h = self._h(Gc)
+        att = torch.softmax(self.test_scores(c, self._h(Gc)), dim=-1)
+        f = (att * self.r_test.view(self.B, self.n_test, self.T)).sum(-1)
+        return (f, att) if attention else f
+
+    def test_scores(self, c: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """The test tokens' logits (B, n_test, T) of the query q = W0 W0^T X^T c + X^T h, that is
+        X_test V c + X_test X^T h: the model's own with h = A G c, or any direction over the keys
+        (benign.synthetic.max_margin_alignment reads the attention-SVM's)."""
         Mc_c = torch.einsum("bnk,bn->bk", self.Mc, c)  # (B, 2)
         Mc_h = torch.einsum("bnk,bn->bk", self.Mc, h)
         shared = (self.EtVE @ c.T + self.EtE @ h.T).T  # (B, Nt)
         low = (Mc_c @ self.EtQ.T) + (Mc_h @ self.Et2.T)  # (B, Nt)
         coef = c @ self.VE2.T + Mc_c @ self.Q2.T + h @ self.E2 + Mc_h  # (B, 2)
         s = shared + low + torch.einsum("btk,bk->bt", self.Mt, coef)
-        att = torch.softmax(s.view(self.B, self.n_test, self.T), dim=-1)
-        f = (att * self.r_test.view(self.B, self.n_test, self.T)).sum(-1)
-        return (f, att) if attention else f
+        return s.view(self.B, self.n_test, self.T)
 
     def head_values(self, split: str) -> torch.Tensor:
         """v_t = <x_t, nu> of every token, (B, m, T) on the ``"train"`` or ``"test"`` set: f is
