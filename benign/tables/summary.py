@@ -111,6 +111,23 @@ def _slopes(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@section(("boundaries_along_time", "The boundaries along time, from the first step"))
+def _along_time(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "boundary": table["boundary"], "steps (time)": [f"{int(h)} ({_f(t)})" for h, t in zip(table["horizon"], table["time"])],
+        "a [95%]": [_interval(r, "a") for _, r in table.iterrows()],
+        "b [95%]": [_interval(r, "b") for _, r in table.iterrows()],
+        "c [95%]": [_interval(r, "c") for _, r in table.iterrows()],
+        "drift, ln ||mu||* per decade of time": [
+            f"{_interval(r, 'drift')}: {r['drift_verdict']}" if isinstance(r.get("drift_verdict"), str) else MISSING
+            for _, r in table.iterrows()],
+        "shift from the first step's law, ln [95%]": [
+            _interval(r, "shift_from_law") if np.isfinite(r.get("shift_from_law", np.nan)) else MISSING
+            for _, r in table.iterrows()],
+        "settled from (steps)": table["settled_from"].map(lambda v: _f(v) if np.isfinite(v) else "not settled"),
+    })  # fmt: skip
+
+
 @section(("gap_dynamics", "The attention gap's clock on the way to the benign regime"))
 def _gaps(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
