@@ -228,8 +228,8 @@ def _train_gd(run: _Training, start: int) -> None:
             log.info("batch %s: step %d/%d (%.0f s)", key, k + 1, steps, run.seconds())
 
 
-def _train_flow(run: _Training, start: dict | None) -> int:
-    """The gradient flow (benign.synthetic.flow) from the clock ``start`` (None: time 0) to the
+def _train_flow(run: _Training, start: dict | int) -> int:
+    """The gradient flow (benign.synthetic.flow) from the clock ``start`` (0: time 0) to the
     horizon, recording every logged step k at time k; returns the model updates taken."""
     s0 = run.specs[0]
     model, steps, key, tol = run.model, s0.steps, s0.batch_key(), s0.flow_tol
@@ -243,7 +243,7 @@ def _train_flow(run: _Training, start: dict | None) -> int:
             scores = flow.advance(model, clock, tol, scores)
             due = run.checkpoint_every > 0 and clock.iterations - saved_at >= run.checkpoint_every
             saved_at = clock.iterations if due else saved_at
-            run.save_or_stop(int(clock.time), 1 if due else 0, clock)
+            run.save_or_stop(int(clock.time), 1 if due else 0, clock)  # every 1: now; 0: on a stop signal only
             if (now := time.perf_counter()) - last_report > run.progress_every:
                 last_report = now
                 log.info("batch %s: time %.4g of %.4g (step %d/%d), %d iterations, dt %.3g steps (%.0f s)", key,
@@ -261,7 +261,7 @@ def _train_flow(run: _Training, start: dict | None) -> int:
 def _resumed(checkpoint, identity: list[str], model, device, key) -> tuple[list, list, int | dict | None, float]:
     """(curves, attention, where to start, seconds so far) of a batch: from its checkpoint where one
     of the same runs and code exists (the model's state restored), else from the start. Where to
-    start: the next step of gradient descent, or the flow's clock (None: from time 0)."""
+    start: the next step of gradient descent, or the flow's clock (0: from time 0)."""
     state = load_checkpoint(checkpoint, device) if checkpoint is not None and Path(checkpoint).exists() else None
     if state is None:
         return [], [], 0, 0.0
