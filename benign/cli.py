@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = [*spec.NUMBERS,
         "train_loss", "test_loss", "train_acc", "test_acc", "train_acc_clean", "train_acc_noisy",
         *(name for name, _ in SELECTION + REFERENCES),
-        "n_noisy", "snr", "regime", "head_acc_regime", "status", "wall_time_s", "device",
+        "n_noisy", "iterations", "snr", "regime", "head_acc_regime", "status", "wall_time_s", "device",
     ]  # fmt: skip
     out = {k: (None if row[k] != row[k] else row[k]) for k in keys if k in row}
     out = {k: (v.item() if hasattr(v, "item") else v) for k, v in out.items()}

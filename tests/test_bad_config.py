@@ -277,6 +277,26 @@ BAD = [
         ["synthetic.token.sweeps.atlas.fixed.step_size", "= 0", "must be > 0"],
     ),
     (
+        "integrator-unknown",
+        "synthetic: {token: {sweeps: {atlas: {fixed: {integrator: rk4}}}}}",
+        ["synthetic.token.sweeps.atlas.fixed.integrator", "'rk4'", "must be one of", "'flow'"],
+    ),
+    (
+        "flow-for-the-encoder",
+        "synthetic: {encoder: {sweeps: {heatmap: {fixed: {integrator: flow}}}}}",
+        ["integrator = 'flow'", "does not apply to model 'encoder'", "its integrators: gd"],
+    ),
+    (
+        "flow-tol-without-the-flow",
+        "synthetic: {token: {sweeps: {atlas: {fixed: {flow_tol: 0.1}}}}}",
+        ["flow_tol = 0.1", "applies to integrator 'flow' only"],
+    ),
+    (
+        "flow-tol-not-positive",
+        "synthetic: {token: {sweeps: {atlas: {fixed: {integrator: flow, flow_tol: 0}}}}}",
+        ["synthetic.token.sweeps.atlas.fixed.flow_tol", "= 0", "must be > 0"],
+    ),
+    (
         "resolution-not-above-one",
         "synthetic: {boundary_fits: {resolution: 1}}",
         ["synthetic.boundary_fits.resolution", "= 1:", "must be > 1"],

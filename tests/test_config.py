@@ -140,3 +140,27 @@ def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg
     low, high = cfg["synthetic"]["token"]["sweeps"]["atlas"]["snr_range"]
     assert all(low <= snr(r["signal_norm"], r["sigma"], r["d"]) <= high for r in runs)
     assert {sum(1 for r in runs if (r["d"], r["n"], r["seed"]) == (d, n, 1)) for d, n in lines} == {11}
+
+
+def test_a_sweep_may_fix_the_flow_and_its_jobs_cost_its_steps():
+    """integrator and flow_tol are fixed values of a sweep: its runs train by the flow, at the
+    default tolerance where none is given, and their jobs are sized by the flow's steps."""
+    from benign.plan import resources
+    from benign.synthetic import flow
+    from benign.synthetic.spec import RunSpec
+
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    fixed = {"n": 10, "d": 10**5, "engine": "gram", "step_size": 5}
+    sweeps = {
+        "line_d": {"axes": {"signal_norm": [8, 16]}, "fixed": {**fixed, "integrator": "flow"}, "seeds": [1],
+                   "steps": 2 * 10**7, "log_points": 41},
+        "line_n": {"axes": {"signal_norm": [8, 16]}, "fixed": {**fixed, "integrator": "flow", "flow_tol": 0.1},
+                   "seeds": [2], "steps": 2 * 10**7, "log_points": 41},
+    }  # fmt: skip
+    runs = [r for rs in plan.synthetic_jobs(_atlas_cfg(base, sweeps)).values() for r in rs if "line" in r["setting"]]
+    assert {(r["setting"], r["integrator"], r["flow_tol"]) for r in runs} == {
+        ("line_d", "flow", flow.TOL), ("line_n", "flow", 0.1)
+    }  # fmt: skip
+    assert all(RunSpec(**r).flow_tol == r["flow_tol"] for r in runs)
+    gd = [dict(r, integrator="gd", flow_tol=None) for r in runs[:2]]
+    assert resources.batch_need(runs[:2], "cpu")[1] < resources.batch_need(gd, "cpu")[1] / 1000

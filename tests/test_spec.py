@@ -11,7 +11,7 @@ import pytest
 
 from benign.cli import _parser
 from benign.plan import resources, schema
-from benign.synthetic import registry, spec
+from benign.synthetic import flow, registry, spec
 from benign.synthetic.schema import ALIGNMENT, RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,9 +32,8 @@ def test_the_schema_takes_its_run_keys_from_the_spec():
     assert list(full["$defs"]["sweep"]["properties"]["axes"]["properties"]) == list(spec.SWEEP_AXES)
     fixed = full["$defs"]["sweep"]["properties"]["fixed"]["properties"]
     own = {f.name for f in spec.FIELDS if f.metadata["fixed"]}
-    assert own == {"engine", "step_size"} and set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {
-        "steps"
-    }
+    assert own == {"engine", "step_size", "integrator", "flow_tol"}
+    assert set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {"steps"}
 
 
 def test_the_cli_has_a_flag_for_every_parameter_that_changes_the_numbers():
@@ -52,6 +51,12 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
     other = dataclasses.replace(run, signal_norm=4.0, lr=0.1, eta=0.3, rho=0.2)  # not batch fields
     assert other.batch_key() == run.batch_key()
     for name in spec.BATCH_KEYS:  # each batch field separates batches
+        if name in ("integrator", "flow_tol"):  # the encoder has gradient descent only: the token model's
+            token = dataclasses.replace(run, model="token", mlp_dim=None)
+            flowing = dataclasses.replace(token, integrator="flow")
+            tighter = dataclasses.replace(flowing, flow_tol=0.1)
+            assert len({token.batch_key(), flowing.batch_key(), tighter.batch_key()}) == 3
+            continue
         value = getattr(run, name)
         changed = {"model": "token", "mlp_dim": None}.get(name, value * 2 if not isinstance(value, str) else value)
         if name == "model":
@@ -70,7 +75,7 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
 def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
     run = spec.RunSpec()
     for f in spec.FIELDS:
-        if f.name in ("model", *spec.MODEL_KEYS):  # a run of another model (below)
+        if f.name in ("model", "flow_tol", *spec.MODEL_KEYS):  # a run of another model, the flow's (below)
             continue
         value = getattr(run, f.name)
         if value is None:  # the step size, unset: lr then
@@ -79,11 +84,45 @@ def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
             other = (*value, "x")
         else:
             other = not value if isinstance(value, bool) else value + "x" if isinstance(value, str) else value + 2
-        other = "gram" if f.name == "engine" else other
+        other = {"engine": "gram", "integrator": "flow"}.get(f.name, other)
         changed = dataclasses.replace(run, **{f.name: other})
         assert (changed.run_id != run.run_id) == (f.name in spec.NUMBERS), f.name
     encoder = dataclasses.replace(run, model="encoder", mlp_dim=16)
     assert len({run.run_id, encoder.run_id, dataclasses.replace(encoder, mlp_dim=32).run_id}) == 3
+    flowing = dataclasses.replace(run, integrator="flow")
+    assert flowing.flow_tol == flow.TOL  # the default tolerance, recorded
+    assert len({run.run_id, flowing.run_id, dataclasses.replace(flowing, flow_tol=0.1).run_id}) == 3
+
+
+# Run ids computed before the integrator existed: a run that does not name one keeps its id.
+OLD_IDS = [
+    (dict(), "token-d2000-m20-s42-76b19f5d15"),
+    (dict(engine="gram", d=100000, n=10, T=8, step_size=5.0, steps=10000, signal_norm=16.0, seed=3),
+     "token-gram-d100000-m16-s3-e9a4c2b84f"),
+    (dict(model="encoder", mlp_dim=16, d=40), "encoder-d40-m20-s42-d7e508aedb"),
+    (dict(model="token_p_w0", engine="gram", d=10000, n=10, step_size=5.0), "token_p_w0-gram-d10000-m20-s42-480b4e0462"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fields", "run_id"), OLD_IDS)
+def test_runs_that_do_not_name_the_integrator_keep_their_ids(fields, run_id):
+    assert spec.RunSpec(**fields).run_id == run_id
+    assert spec.RunSpec(**fields, integrator="gd").run_id == run_id
+
+
+def test_only_the_token_models_take_the_flow():
+    for name, model in registry.MODELS.items():
+        run = dict(model=name, **{k: v["default"] for k, v in model.run_keys.items()})
+        if "flow" in model.integrators:
+            assert spec.RunSpec(**run, integrator="flow").integrator == "flow"
+        else:
+            with pytest.raises(ValueError, match="integrator = 'flow': integrator 'flow' does not apply to model"):
+                spec.RunSpec(**run, integrator="flow")
+    assert sorted(m for m, e in registry.MODELS.items() if "flow" in e.integrators) == [
+        "token", "token_p_identity", "token_p_w0"
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="flow_tol = 0.1: applies to integrator 'flow' only"):
+        spec.RunSpec(flow_tol=0.1)
 
 
 def test_the_models_own_run_keys_are_fields_of_the_spec():

@@ -86,7 +86,10 @@ def _coarse(runs: pd.DataFrame, curves: pd.DataFrame, horizons, criteria: Criter
 
 
 def _new_run(line: pd.Series, **values) -> dict:
-    return {**{k: _plain(line[k]) for k in RUN_FIELDS}, "log_every": 0, **values}
+    run = {k: _plain(line[k]) for k in RUN_FIELDS}
+    if run["integrator"] == "gd":  # a run of gradient descent names no integrator, as the planned sweeps' do
+        del run["integrator"], run["flow_tol"]
+    return {**run, "log_every": 0, **values}
 
 
 def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizons, points: int, seeds, log_points: int,

@@ -22,7 +22,7 @@ from benign.plan.validate import (
     sweep_length,
 )
 from benign.real.records import record_epochs
-from benign.synthetic import registry, spec
+from benign.synthetic import flow, registry, spec
 
 
 def configured_models(cfg: dict) -> list[str]:
@@ -80,6 +80,8 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
                 run["engine"] = spec.resolve_engine(run)
             if run.get("step_size") is not None:  # the lr the run trains at (benign.synthetic.spec.RunSpec)
                 run["lr"] = spec.lr_for(run["step_size"], run["sigma"], run["d"])
+            if run.get("integrator") == "flow" and run.get("flow_tol") is None:  # the tolerance it runs at
+                run["flow_tol"] = flow.TOL
         jobs.update(resources.pack(runs, prefix, per_job, cluster))
     return jobs
 

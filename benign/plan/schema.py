@@ -38,9 +38,9 @@ HEADER = (
     "# edit those, not this file.\n"
 )
 RUN = "#/$defs/run/properties/"  # a run parameter's schema, by name
-# parameters a run may leave unset: engine (explicit then), the step size (lr then), a model's own
-# run keys (other models)
-OPTIONAL = ("engine", "step_size", *spec.MODEL_KEYS)
+# parameters a run may leave unset: engine (explicit then), the step size (lr then), the integrator
+# (gradient descent then) and the flow's tolerance, a model's own run keys (other models)
+OPTIONAL = ("engine", "step_size", "integrator", "flow_tol", *spec.MODEL_KEYS)
 
 
 def generate() -> dict:

@@ -12,7 +12,8 @@
 5. ``selection.py``: which tokens attention selects, the attention gap Lambda and the fixed
    head's reference losses, with the theory's clock g (``clock.py``): what the trainer logs.
 6. ``trainer.py``: full-batch gradient descent over batches of runs, with the metrics of every
-   logged step and checkpoints.
+   logged step and checkpoints; ``flow.py``: the token models' gradient flow with an adaptive
+   step, the trainer's other integrator (times gradient descent cannot reach).
 7. ``token_projection.py``: Figure 1's computation (no training).
 8. ``max_margin.py``: the attention-SVM direction of a selection; ``max_margin_alignment.py``:
    runs tracked against it.

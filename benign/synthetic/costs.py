@@ -7,7 +7,7 @@ computes them at parse time. Time follows a cost model per model, fitted to meas
 
 from __future__ import annotations
 
-from benign.synthetic import spec
+from benign.synthetic import flow, spec
 from benign.synthetic.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 # Seconds of one CPU core, fitted to the default reproduction's measured wall times (per batch):
@@ -17,6 +17,9 @@ CPU_SECONDS = {
     "token": dict(a=1.55e-9, b=1.94e-10, c=1.6e-4, e=0.15),
     "encoder": dict(a=1.52e-10, c=1.15e-3),
 }
+# A step of the gradient flow against one of gradient descent: the copy of the state it may undo,
+# the update and the logits after it (benign.synthetic.flow), measured about 2 to 2.5 at N = 80 to 320.
+FLOW_STEP = 2.5
 # How much faster a device kind runs each cost model than one CPU core (benchmarks/README.md,
 # the H200 rows against the CPU rows; conservative).
 DEVICE_SPEED = {"cpu": {"token": 1.0, "encoder": 1.0}, "cuda": {"token": 2.0, "encoder": 10.0}}
@@ -25,8 +28,11 @@ DTYPE_BYTES = {("token", "cpu"): 8, ("token", "cuda"): 4, ("encoder", "cpu"): 4,
 
 
 def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py)."""
+    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py). With
+    the flow, its steps take the place of gradient descent's: :func:`flow_updates`."""
     n, T, d, n_test, steps = run["n"], run["T"], run["d"], run["n_test"], run["steps"]
+    if run.get("integrator") == "flow":
+        steps = flow_updates(run)
     N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
     w0 = d * d
     if spec.resolve_engine(run) == "gram":  # the same program in 2(N + 2) coordinates, W0 (2m, m)
@@ -38,6 +44,14 @@ def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
     k = CPU_SECONDS["token"]
     seconds = k["a"] * steps * B * N * N + k["b"] * (N * d * d + Nt * N * d) + k["c"] * steps + k["e"]
     return b * (shared + B * per_run) + host, seconds / DEVICE_SPEED[device]["token"]
+
+
+def flow_updates(run: dict) -> float:
+    """What a flow run (benign.synthetic.flow) costs, in gradient-descent steps: its steps
+    (flow.iterations, about 4 log(steps) / tol plus one a logged step) times FLOW_STEP."""
+    steps, every, points = run["steps"], run.get("log_every") or 0, run.get("log_points") or 0
+    logged = points + 2 if points else steps // every + 2 if every else 2
+    return FLOW_STEP * flow.iterations(steps, run.get("flow_tol") or flow.TOL, min(logged, steps + 1))
 
 
 def encoder_batch(B: int, run: dict, device: str) -> tuple[float, float]:

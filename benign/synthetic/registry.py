@@ -35,21 +35,27 @@ class Model:
     fixed_head: bool = False
     # how its data and initialisation can be drawn (benign.synthetic.spec.ENGINES)
     engines: tuple = ("explicit",)
+    # how it can be trained (benign.synthetic.flow.INTEGRATORS): gradient descent, or also the
+    # adaptive gradient flow (a model with ``step(dt)`` and ``scores()``)
+    integrators: tuple = ("gd",)
 
 
 GRAM = ("explicit", "gram")  # the token model's engines (benign.synthetic.gram)
+FLOW = ("gd", "flow")  # the token models' integrators (benign.synthetic.flow)
 MODELS = {
     m.name: m
     for m in (
         Model("token", "benign.synthetic.models.token_selection", "token-selection model", "", token_batch,
-              options={"W": "trained"}, fixed_head=True, engines=GRAM),
+              options={"W": "trained"}, fixed_head=True, engines=GRAM, integrators=FLOW),
         Model("encoder", "benign.synthetic.models.encoder", "one-layer transformer encoder", "encoder_",
               encoder_batch,
               run_keys={"mlp_dim": {"default": 2000, "description": "encoder MLP width (default: the paper's)"}}),
         Model("token_p_w0", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = W0 fixed",
-              "token_p_w0_", token_batch, options={"W": "init"}, fixed_head=True, engines=GRAM),
+              "token_p_w0_", token_batch, options={"W": "init"}, fixed_head=True,
+              engines=GRAM, integrators=FLOW),
         Model("token_p_identity", "benign.synthetic.models.token_selection", "token-selection model, p trained, W = I fixed",
-              "token_p_identity_", token_batch, options={"W": "identity"}, fixed_head=True, engines=GRAM),
+              "token_p_identity_", token_batch, options={"W": "identity"}, fixed_head=True,
+              engines=GRAM, integrators=FLOW),
     )
 }  # fmt: skip
 

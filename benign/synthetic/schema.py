@@ -63,6 +63,7 @@ RUNS = pa.schema(
         *RUN_PARAMETERS,
         ("snr", pa.float64()),
         ("n_noisy", pa.int64()),
+        ("iterations", pa.int64()),  # model updates taken: steps for gradient descent (benign.synthetic.flow)
         *METRICS,
         *SELECTION,
         *REFERENCES,

@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from benign.synthetic import registry
+from benign.synthetic import flow, registry
 
 ENGINES = ("explicit", "gram", "auto")
 ENGINE_HELP = (
@@ -26,6 +26,14 @@ ENGINE_HELP = (
 STEP_SIZE_HELP = (
     "the step in the units that make it free of d, lr sigma^2 d (docs/regimes.md#step-size); given, it sets lr = "
     "step_size / (sigma^2 d); unset, lr is used as given"
+)
+INTEGRATOR_HELP = (
+    "how the token models train: gd (gradient descent at the run's lr) or flow (the gradient flow of that lr, "
+    "integrated with an adaptive step to the time step_size x steps; docs/model.md#gradient-flow-with-an-adaptive-step)"
+)
+FLOW_TOL_HELP = (
+    f"the flow's tolerance: the largest change of any training logit in one of its steps (integrator flow only; "
+    f"unset: {flow.TOL:g})"
 )
 # the named settings every model trains, one per regime of the theory (config synthetic.<model>.settings)
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
@@ -86,7 +94,10 @@ class RunSpec(DataSpec):
     engine: str = param("explicit", ENGINE_HELP, {"enum": list(ENGINES)}, batch=True, fixed=True)
     lr: float = param(5e-3, "gradient-descent learning rate", POSNUM, sweep=True, defaults=True)
     step_size: float | None = param(None, STEP_SIZE_HELP, POSNUM, fixed=True)
-    steps: int = param(1000, "full-batch gradient steps", POSINT, batch=True, defaults=True)
+    steps: int = param(1000, "full-batch gradient steps (the flow: its horizon, in steps of lr)", POSINT, batch=True,
+                       defaults=True)  # fmt: skip
+    integrator: str = param("gd", INTEGRATOR_HELP, {"enum": list(flow.INTEGRATORS)}, batch=True, fixed=True)
+    flow_tol: float | None = param(None, FLOW_TOL_HELP, POSNUM, batch=True, fixed=True)
     mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True, symbol=("MLP width",) * 2,
                                 model_key=True)  # fmt: skip
     setting: str = param("single", "the named setting or sweep that trains the run", {"type": "string"},
@@ -105,6 +116,8 @@ class RunSpec(DataSpec):
         object.__setattr__(self, "sweeps", tuple(self.sweeps) or (self.setting,))  # a list from JSON params
         if self.step_size is not None:  # frozen: the lr it sets is what the run records
             object.__setattr__(self, "lr", lr_for(self.step_size, self.sigma, self.d))
+        if self.integrator == "flow" and self.flow_tol is None:  # frozen: the tolerance it ran at is recorded
+            object.__setattr__(self, "flow_tol", flow.TOL)
         if self.engine == "auto":  # frozen: the resolved engine is what the run records
             object.__setattr__(self, "engine", resolve_engine(dataclasses.asdict(self)))
         if problem := model_problem(dataclasses.asdict(self)):
@@ -118,15 +131,19 @@ class RunSpec(DataSpec):
     @property
     def run_id(self) -> str:
         """A stable id from every parameter that changes the numbers (the paper's engine, explicit,
-        is left out, so that the ids of runs from before the engine existed stay the same)."""
+        is left out, so that the ids of runs from before the engine existed stay the same; so is
+        the integrator at gradient descent)."""
         key = {k: v for k, v in dataclasses.asdict(self).items() if k in NUMBERS}
         if key["engine"] == "explicit":
             del key["engine"]
         if key["step_size"] is None:  # likewise: runs given by lr keep their ids
             del key["step_size"]
+        if key["integrator"] == "gd":  # likewise, and its tolerance is unset
+            del key["integrator"], key["flow_tol"]
         digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         engine = "" if self.engine == "explicit" else f"-{self.engine}"
-        return f"{self.model}{engine}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
+        integrator = "" if self.integrator == "gd" else f"-{self.integrator}"
+        return f"{self.model}{engine}{integrator}-d{self.d}-m{self.signal_norm:g}-s{self.seed}-{digest}"
 
     def batch_key(self) -> tuple:
         return batch_key(dataclasses.asdict(self))
@@ -144,9 +161,9 @@ def gram_min_d(n: int, T: int) -> int:
 
 def model_problem(run: dict) -> tuple[str, str] | None:
     """Whether a run (a dict of its parameters) fits its model, the one place this is decided: the
-    first (key, what is allowed) that does not, or None. An unknown model; an engine the model
-    has not; the Gram engine below its least d; a run key the model needs unset, or one of
-    another model set."""
+    first (key, what is allowed) that does not, or None. An unknown model; an engine or an
+    integrator the model has not; the Gram engine below its least d; a flow tolerance without the
+    flow; a run key the model needs unset, or one of another model set."""
     model = registry.MODELS.get(run["model"])
     if model is None:
         return "model", f"unknown model; known: {', '.join(registry.MODELS)}"
@@ -156,6 +173,15 @@ def model_problem(run: dict) -> tuple[str, str] | None:
             "engine",
             f"engine {engine!r} does not apply to model {run['model']!r} (its engines: {', '.join(model.engines)})",
         )
+    integrator = run.get("integrator") or "gd"
+    if integrator not in model.integrators:
+        return (
+            "integrator",
+            f"integrator {integrator!r} does not apply to model {run['model']!r} (its integrators: "
+            f"{', '.join(model.integrators)})",
+        )
+    if integrator != "flow" and run.get("flow_tol") is not None:
+        return "flow_tol", "applies to integrator 'flow' only; leave it unset"
     if engine == "gram" and run["d"] < gram_min_d(run["n"], run["T"]):
         return "d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {gram_min_d(run['n'], run['T'])}"
     for key in MODEL_KEYS:

@@ -1,4 +1,5 @@
-"""Full-batch gradient descent for many synthetic runs at once, with metric recording.
+"""Full-batch gradient descent (or its gradient flow, benign.synthetic.flow) for many synthetic
+runs at once, with metric recording.
 
 Runs are grouped into batches that share the token noise and initialisation (same model,
 n, T, d, sigma, n_test, seed, steps, mlp_dim); each batch is one tensor program. At every
@@ -19,6 +20,7 @@ import json
 import logging
 import shutil
 import time
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
@@ -30,7 +32,7 @@ import torch.nn.functional as F
 from benign.core.device import peak_memory_mb, pick_device
 from benign.core.io import atomic_path
 from benign.core.stopping import STOP, Stopped, stop_on_signals  # noqa: F401  (job scripts take stop_on_signals from here)
-from benign.synthetic import models, schema, selection, spec
+from benign.synthetic import flow, models, schema, selection, spec
 from benign.synthetic.spec import RunSpec  # noqa: F401  (callers take RunSpec from here too)
 
 log = logging.getLogger("benign.synthetic.trainer")
@@ -135,9 +137,10 @@ def train_batch(
     """Train runs that share a batch key together. Returns (runs, curves, attention) frames.
 
     With ``checkpoint`` and ``checkpoint_every`` > 0, the state (parameters, step, records so
-    far) is saved atomically every ``checkpoint_every`` steps, and a run started again
-    resumes from it with the same result as an uninterrupted one (gradient descent is
-    deterministic). The file is removed once the batch is done.
+    far; the flow's clock) is saved atomically every ``checkpoint_every`` steps (with the flow:
+    every that many model updates), and a run started again resumes from it with the same result
+    as an uninterrupted one (training is deterministic). The file is removed once the batch is
+    done.
     """
     keys = {s.batch_key() for s in specs}
     if len(keys) != 1:
@@ -151,35 +154,114 @@ def train_batch(
     model = _batch(specs, device, dtype)
     steps, T, key = specs[0].steps, specs[0].T, specs[0].batch_key()
     schedules = [set(log_steps(steps, s.log_every, s.log_points)) for s in specs]
-    wanted = set().union(*schedules)
     attention_runs = [b for b, s in enumerate(specs) if s.record_attention]
     identity = [s.run_id for s in specs] + [code_version, str(dtype)]
     curves, attention, start, elapsed = _resumed(checkpoint, identity, model, device, key)
-    last_report = time.perf_counter()
-    refs = _references(model, T)
-    for k in range(start, steps + 1):
-        if k in wanted:
-            _logged_step(model, T, refs, k, steps, schedules, attention_runs, curves, attention)
-        if k == steps:
-            break
-        if k not in wanted:
-            model.step()
-        now = time.perf_counter()
-        state = (identity, model, curves, attention, k + 1, elapsed + now - t0)
-        _checkpoint_or_stop(checkpoint, checkpoint_every, state)
-        if now - last_report > progress_every:
-            last_report = now
-            log.info("batch %s: step %d/%d (%.0f s)", key, k + 1, steps, elapsed + now - t0)
-    wall = elapsed + time.perf_counter() - t0
-    frames = _frames(specs, curves, attention, attention_runs, model.noisy, refs, wall, device, code_version)
+    run = _Training(model, specs, _references(model, T), schedules, attention_runs, curves, attention, identity,
+                    checkpoint, checkpoint_every, t0 - elapsed, progress_every)  # fmt: skip
+    if specs[0].integrator == "flow":
+        iterations = _train_flow(run, start)
+    else:
+        _train_gd(run, start)
+        iterations = steps
+    wall = run.seconds()
+    frames = _frames(specs, curves, attention, attention_runs, model.noisy, run.refs, wall, device, code_version,
+                     iterations)  # fmt: skip
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     return frames
 
 
-def _resumed(checkpoint, identity: list[str], model, device, key) -> tuple[list, list, int, float]:
-    """(curves, attention, first step, seconds so far) of a batch: from its checkpoint where one
-    of the same runs and code exists (the model's state restored), else from the start."""
+@dataclass
+class _Training:
+    """A batch in training, as both integrators see it: its model and runs, their references,
+    what each logs (``schedules``) and records, and where and how often it saves."""
+
+    model: object
+    specs: list
+    refs: dict
+    schedules: list
+    attention_runs: list
+    curves: list
+    attention: list
+    identity: list
+    checkpoint: str | Path | None
+    checkpoint_every: int
+    started: float  # perf_counter() at the start, moved back by the seconds of a resumed run
+    progress_every: float
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+    def record(self, k: int, f, att, ft, att_t) -> None:
+        """The metrics of the outputs at step ``k`` appended to ``curves`` for the runs that log it,
+        and the attention of those that record it to ``attention``."""
+        values = _step_metrics(self.model, self.specs[0].T, self.refs, f, att, ft, att_t)
+        for b, sched in enumerate(self.schedules):
+            if k in sched:
+                self.curves.append((b, k, *(float(values[name][b]) for name in METRIC_NAMES)))
+        if self.attention_runs:
+            fitted = (self.model.y * f > 0)[self.attention_runs].cpu().numpy()
+            self.attention.append((k, att[self.attention_runs].double().cpu().numpy(), fitted))
+
+    def save_or_stop(self, step: int, every: int, clock: flow.Clock | None = None) -> None:
+        state = (self.identity, self.model, self.curves, self.attention, step, self.seconds())
+        _checkpoint_or_stop(self.checkpoint, every, state, clock)
+
+
+def _train_gd(run: _Training, start: int) -> None:
+    """Gradient descent from step ``start`` to the horizon, recording the logged steps."""
+    model, steps, key = run.model, run.specs[0].steps, run.specs[0].batch_key()
+    wanted = set().union(*run.schedules)
+    last_report = time.perf_counter()
+    for k in range(start, steps + 1):
+        if k in wanted:  # the step returns the outputs before its update: the training set goes through once
+            ft, att_t = model.outputs_test(attention=True)
+            run.record(k, *(model.outputs_train() if k == steps else model.step()), ft, att_t)
+        if k == steps:
+            break
+        if k not in wanted:
+            model.step()
+        run.save_or_stop(k + 1, run.checkpoint_every)
+        if (now := time.perf_counter()) - last_report > run.progress_every:
+            last_report = now
+            log.info("batch %s: step %d/%d (%.0f s)", key, k + 1, steps, run.seconds())
+
+
+def _train_flow(run: _Training, start: dict | int) -> int:
+    """The gradient flow (benign.synthetic.flow) from the clock ``start`` (0: time 0) to the
+    horizon, recording every logged step k at time k; returns the model updates taken."""
+    s0 = run.specs[0]
+    model, steps, key, tol = run.model, s0.steps, s0.batch_key(), s0.flow_tol
+    clock = flow.Clock(**start) if start else flow.Clock()
+    last_report, saved_at = time.perf_counter(), clock.iterations
+    scores = model.scores()
+    for k in sorted(set().union(*run.schedules)):
+        if k <= clock.logged:
+            continue
+        while clock.time + clock.dt <= k:
+            scores = flow.advance(model, clock, tol, scores)
+            due = run.checkpoint_every > 0 and clock.iterations - saved_at >= run.checkpoint_every
+            saved_at = clock.iterations if due else saved_at
+            run.save_or_stop(int(clock.time), 1 if due else 0, clock)  # every 1: now; 0: on a stop signal only
+            if (now := time.perf_counter()) - last_report > run.progress_every:
+                last_report = now
+                log.info("batch %s: time %.4g of %.4g (step %d/%d), %d iterations, dt %.3g steps (%.0f s)", key,
+                         clock.time * s0.normalised_step, steps * s0.normalised_step, clock.time, steps,
+                         clock.iterations, clock.dt, run.seconds())  # fmt: skip
+        grid = flow.reach(model, clock, k)
+        ft, att_t = model.outputs_test(attention=True)
+        run.record(k, *model.outputs_train(), ft, att_t)
+        if grid is not None:
+            model.load_state(grid)
+        clock.logged = k
+    return clock.iterations
+
+
+def _resumed(checkpoint, identity: list[str], model, device, key) -> tuple[list, list, int | dict | None, float]:
+    """(curves, attention, where to start, seconds so far) of a batch: from its checkpoint where one
+    of the same runs and code exists (the model's state restored), else from the start. Where to
+    start: the next step of gradient descent, or the flow's clock (0: from time 0)."""
     state = load_checkpoint(checkpoint, device) if checkpoint is not None and Path(checkpoint).exists() else None
     if state is None:
         return [], [], 0, 0.0
@@ -188,35 +270,20 @@ def _resumed(checkpoint, identity: list[str], model, device, key) -> tuple[list,
         return [], [], 0, 0.0
     model.load_state(state["model"])
     log.info("resumed batch %s from its checkpoint at step %d", key, state["step"])
-    return state["curves"], state["attention"], state["step"], state["elapsed"]
+    return state["curves"], state["attention"], state.get("flow") or state["step"], state["elapsed"]
 
 
-def _logged_step(model, T: int, refs: dict, k: int, steps: int, schedules, attention_runs, curves, attention) -> None:
-    """Step ``k``, logged: the metrics of the outputs before its update appended to ``curves`` for
-    the runs that log it (and the attention of those that record it), then the update (none after
-    the last step). The step returns the training outputs before its update, so the training set
-    goes through the model once."""
-    ft, att_t = model.outputs_test(attention=True)
-    f, att = model.outputs_train() if k == steps else model.step()
-    values = _step_metrics(model, T, refs, f, att, ft, att_t)
-    for b, sched in enumerate(schedules):
-        if k in sched:
-            curves.append((b, k, *(float(values[name][b]) for name in METRIC_NAMES)))
-    if attention_runs:
-        fitted = (model.y * f > 0)[attention_runs].cpu().numpy()
-        attention.append((k, att[attention_runs].double().cpu().numpy(), fitted))
-
-
-def _checkpoint_or_stop(checkpoint, every: int, state: tuple) -> None:
-    """Save the batch's state (identity, model, curves, attention, next step, seconds) every
-    ``every`` steps; on the scheduler's notice before a time limit (or a pre-emption), save it
-    and stop."""
+def _checkpoint_or_stop(checkpoint, every: int, state: tuple, clock: flow.Clock | None = None) -> None:
+    """Save the batch's state (identity, model, curves, attention, next step, seconds; the flow's
+    clock) every ``every`` steps; on the scheduler's notice before a time limit (or a pre-emption),
+    save it and stop."""
     identity, model, curves, attention, step, seconds = state
+    extra = {} if clock is None else {"clock": clock.as_dict()}
     if checkpoint is not None and every > 0 and step % every == 0:
-        save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds)
+        save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds, **extra)
     if STOP.signal is not None:
         if checkpoint is not None:
-            save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds)
+            save_checkpoint(checkpoint, identity, model.state(), curves, attention, step, seconds, **extra)
         raise Stopped(STOP.signal, f"step {step}", checkpoint)
 
 
@@ -225,9 +292,10 @@ CURVE_COLUMNS = ["b", "step", *METRIC_NAMES]
 
 
 def save_checkpoint(path, identity: list[str], model_state: dict, curves: list, attention: list, step: int,
-                    elapsed: float) -> None:  # fmt: skip
+                    elapsed: float, clock: dict | None = None) -> None:  # fmt: skip
     """A running batch's state as tensors and plain values only, so that loading it (with
-    ``weights_only=True``) can never run code: a file on shared scratch is data, not a program."""
+    ``weights_only=True``) can never run code: a file on shared scratch is data, not a program.
+    ``clock``: the flow's (benign.synthetic.flow.Clock), plain values."""
     state = dict(
         identity=list(identity),
         model=model_state,
@@ -238,6 +306,8 @@ def save_checkpoint(path, identity: list[str], model_state: dict, curves: list, 
         step=int(step),
         elapsed=float(elapsed),
     )
+    if clock is not None:
+        state["flow"] = dict(clock)
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
 
@@ -252,6 +322,8 @@ def load_checkpoint(path, device) -> dict | None:
             (k, a.cpu().numpy(), f.cpu().numpy())
             for k, a, f in zip(state["attention_steps"], state["attention"], state["fitted"])
         ]
+        if "flow" in state:
+            state["flow"] = flow.Clock(**state["flow"]).as_dict()
     except Exception as err:  # pickle.UnpicklingError for code, KeyError/TypeError for other layouts
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         log.warning(
@@ -280,7 +352,7 @@ def load_frames(folder: Path) -> tuple[pd.DataFrame, ...]:
 FRAME_NAMES = ("runs", "curves", "attention")
 
 
-def _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device, code_version):
+def _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device, code_version, iterations):
     cdf = pd.DataFrame(curves, columns=CURVE_COLUMNS)
     ids = [s.run_id for s in specs]
     cdf.insert(0, "run_id", [ids[b] for b in cdf.pop("b")])
@@ -295,6 +367,7 @@ def _frames(specs, curves, attention, attention_runs, noisy, refs, wall, device,
             run_id=s.run_id,
             snr=s.snr,
             n_noisy=int(noisy[b].sum()),
+            iterations=int(iterations),
             status="ok" if finite else "diverged",
             wall_time_s=wall / len(specs),
             device=str(device),

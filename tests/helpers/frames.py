@@ -19,6 +19,7 @@ from benign.synthetic.spec import RunSpec
 RUN_DEFAULTS = dict(
     **{k: v for k, v in dataclasses.asdict(RunSpec(setting="heatmap", step_size=10.0)).items() if k in spec.COLUMNS},
     n_noisy=4,
+    iterations=1000,
     train_loss=0.45,
     test_loss=0.5,
     train_acc=1.0,

@@ -176,12 +176,13 @@ class Batch:
         m = {"train": self.n, "test": self.n_test}[split]
         return (self.r if split == "train" else self.r_test).view(self.B, m, self.T)
 
-    def step(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """One gradient-descent step; returns the outputs before the update."""
+    def step(self, dt: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """One gradient-descent step at lr x ``dt`` (``dt`` other than 1: a step of the gradient
+        flow, benign.synthetic.flow); returns the outputs before the update."""
         f, att = self._train_forward()
         dLdf = -self.y * torch.sigmoid(-self.y * f) / self.n  # (B, n)
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
-        lr = self.lr[:, None]
+        lr = self.lr[:, None] if dt == 1.0 else self.lr[:, None] * dt
         if self.train_W:
             grad_c = g + _mvT(self.A, self._S(g))
             self.A.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # A -= lr g c^T, one pass
