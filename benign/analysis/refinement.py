@@ -118,7 +118,8 @@ def convergence_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, poi
     """The step-convergence runs: for each of ``seeds``, on each line, the norms the refinement
     trains it at in the line's windows at ``horizon`` (:func:`refinement_runs` with the seeds
     ``refined``, whose offsets it takes), at the step divided by ``factor`` for ``factor`` times
-    ``horizon`` steps: the normalised time of ``horizon``."""
+    ``horizon`` steps: the normalised time of ``horizon`` (a flow line's tolerance divided by
+    ``factor`` too: its first step and every later one finer)."""
     runs, labels = _coarse(runs, curves, [horizon], criteria)
     found = windows(runs, labels)
     spread = offsets({*map(int, refined), *map(int, runs["seed"])})
@@ -127,6 +128,8 @@ def convergence_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizon: int, poi
         for (d, n), line_norms in _line_norms(found, points, spread[seed]).items():
             first = runs[(runs["d"] == d) & (runs["n"] == n)].iloc[0]
             step = {"step_size": float(first["step_size"]) / factor} if _plain(first["step_size"]) else {}
+            if first["integrator"] == "flow":  # the flow's own resolution, its tolerance, refined as the step is
+                step["flow_tol"] = float(first["flow_tol"]) / factor
             out += [_new_run(first, seed=seed, signal_norm=norm, steps=int(horizon * factor), setting=setting,
                              sweeps=[setting], log_points=int(log_points), lr=float(first["lr"]) / factor, **step)
                     for norm in line_norms]  # fmt: skip
