@@ -23,6 +23,7 @@ CONSTANTS = {
     "delay_scan",
     "one_step",
     "real_notes",
+    "w_control",
 }  # workflow/rules/common.smk's CONSTANTS
 
 

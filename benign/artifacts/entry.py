@@ -27,6 +27,7 @@ CONDITIONS = {
     "boundary_fits": "synthetic.boundary_fits",
     "delay_scan": "the token sweep delay_scan",
     "one_step": "the token sweep one_step",
+    "w_control": "synthetic.boundary_fits of the token model and the token_p_w0 sweep atlas_w0",
     "max_margin": "max_margin",
     "real": "real.use",
 }

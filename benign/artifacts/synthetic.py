@@ -23,6 +23,7 @@ from benign.tables import (
     generalization_times,
     step_convergence,
     synthetic,
+    w_control,
 )
 from benign.tables import max_margin as max_margin_table
 from benign.tables import one_step as one_step_table
@@ -111,6 +112,12 @@ ENTRIES = entries(
              inputs=FITTED, view=ALONG_TIME),
     Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
              "reads", function=boundaries.regime_model, view=atlas_of("runs", "labels", "convergence"), **ATLAS_TABLE),
+    Artifact("w_control", "table", "beyond the paper", "the atlas's W-frozen control: how far training W moves "
+             "each boundary's crossing, per d, n and horizon", "Tables", when="w_control", function=w_control.w_control,
+             inputs={"runs": "runs@token", "curves": "curves@token", "control_runs": "runs@token_p_w0",
+                     "control_curves": "curves@token_p_w0"},
+             params={"atlas": "synthetic.boundary_fits.sweeps", "control": "@w_control",
+                     "horizons": "synthetic.boundary_fits.horizons", "regime": "synthetic.regime"}),
     Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
              "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
              function=one_step_table.one_step_regime, inputs={"runs": "runs@token", "curves": "curves@token"},

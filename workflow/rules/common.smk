@@ -54,6 +54,11 @@ HAS_DELAY_SCAN = DELAY_SCAN in SYN.get("token", {}).get("sweeps", {})
 # The token sweep read by the one-step table and figure (docs/regimes.md#the-one-step-regime).
 ONE_STEP = "one_step"
 HAS_ONE_STEP = ONE_STEP in SYN.get("token", {}).get("sweeps", {})
+# The token_p_w0 sweep read beside the atlas by the W-control table: the atlas's lines with W
+# frozen at W0 (docs/regimes.md#what-the-atlass-boundaries-are-boundaries-of), if configured.
+W_CONTROL = "atlas_w0"
+W0_SWEEPS = SYN.get("token_p_w0", {}).get("sweeps", {})
+HAS_W_CONTROL = FITS.get("model") == "token" and W_CONTROL in W0_SWEEPS
 MODELS = plan.configured_models(config)
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
 
@@ -186,6 +191,7 @@ def built(art, model=None):
         "boundary_fits": bool(FITS),
         "delay_scan": HAS_DELAY_SCAN,
         "one_step": HAS_ONE_STEP,
+        "w_control": HAS_W_CONTROL,
         "max_margin": bool(MM_RUNS),
         "real": bool(REAL_CELLS),
     }
@@ -236,6 +242,7 @@ CONSTANTS = {
     "convergence": CONVERGENCE
     and {"setting": CONVERGENCE_SETTING, "factor": CONVERGENCE["factor"]},
     "one_step": ONE_STEP,
+    "w_control": W_CONTROL,
     "delay_scan": DELAY_SCAN,
     # per data set, a sentence for the real tables' header
     "real_notes": {
