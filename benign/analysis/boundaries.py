@@ -43,6 +43,21 @@ BOUNDARIES = (
     ("hard-max selection", "selects_hardmax", False, 0.25, 0.0, {"a": 0.25}),
 )
 
+# The exponents the set-up gives before any dynamics (docs/regimes.md#along-time), (label, term):
+# (value, what gives it). The first step from p = 0 puts the argmax and hard-max boundaries at
+# (d / n)^(1/4) (benign.analysis.first_step); at a fixed step size the dynamics see d only through
+# SNR, so a contour of r or of the flipped labels' fit has a = 1/2. Such an exponent's agreement
+# with the theorem's value is the set-up's, not a test of the theorem's long-time claim.
+SET_UP = {
+    ("selects_argmax", "a"): (0.25, "the first step"),
+    ("selects_argmax", "b"): (-0.25, "the first step"),
+    ("selects_hardmax", "a"): (0.25, "the first step"),
+    ("selects_hardmax", "b"): (-0.25, "the first step"),
+    ("selects", "a"): (0.5, "the normalisation (an SNR contour)"),
+    ("overfits", "a"): (0.5, "the normalisation (an SNR contour)"),
+}
+LABEL_OF = {name: column for name, column, *_ in BOUNDARIES}
+
 
 def side_labels(labels: pd.DataFrame, runs: pd.DataFrame, column: str, negate: bool) -> pd.DataFrame:
     """The runs' (d, n, signal_norm, seed) with the boolean ``side`` of one boundary (``column``

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benign.analysis.boundaries import LABEL_OF, SET_UP
 from benign.analysis.gap_growth import mean_exponent
 from benign.core.io import write_text
 from benign.tables.common import MISSING, PathLike
@@ -75,7 +76,9 @@ def _step_check(table: pd.DataFrame) -> pd.DataFrame:
 def _worded(r: pd.Series, name: str, theory: float) -> str:
     if r[f"{name}_verdict"] == "set by the grid":
         return f"set by the grid (±{_f(r[f'{name}_grid'], 2)})"
-    return f"{_interval(r, name)}: {r[f'{name}_verdict']} (theory {_f(theory)} ± {_f(r['margin'])})"
+    set_up = SET_UP.get((LABEL_OF.get(r["boundary"]), name))
+    given = f"; {set_up[1]} gives {_f(set_up[0])} before any dynamics" if set_up else ""
+    return f"{_interval(r, name)}: {r[f'{name}_verdict']} (theory {_f(theory)} ± {_f(r['margin'])}{given})"
 
 
 @section(("regime_boundaries", "Regime boundaries of the atlas"))
