@@ -44,7 +44,7 @@ def test_the_regression_recovers_a_known_slope_with_censored_and_interval_times(
     assert times["censored"].mean() > 0.2  # the horizon censors a good share: the test has teeth
     x = _coefficient(survival.regression_rows(times, "generalized", "all"), "snr")
     assert x["coef_low"] <= 2.0 <= x["coef_high"] and x["coef_high"] - x["coef_low"] < 0.6
-    assert bool(x["better_form"]) and x["lines"] == 40  # the true form has the lower AIC; lines are the units
+    assert bool(x["better_form"]) and x["units"] == 40 and x["unit"] == "lines"  # one cell: the lines are the units
 
 
 def test_the_power_law_form_recovers_a_known_exponent_and_wins():
@@ -131,3 +131,63 @@ def test_a_group_whose_times_are_all_censored_is_reported_not_fitted():
 def test_runs_are_grouped_by_where_their_hard_max_readout_heads():
     runs = pd.DataFrame({"test_err_hardmax": [0.0, 0.25, 0.3, np.nan]})
     assert list(survival.long_time_groups(runs, 0.25)) == ["selects", "selects", "does not select", "does not select"]
+
+
+CELLS = [(d, n) for d in (1e3, 1e4, 1e5, 1e6, 1e7) for n in (10, 20, 40) if d >= 5 * n * n]  # the atlas's 13
+
+
+def cell_atlas(seed: int, miss: float = 0.3, per_line: int = 5, seeds: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Times on the atlas's 13 (d, n) cells: log T = 2 + 1.5 SNR + 0.3 log d - 0.2 log n + a miss
+    of std ``miss`` shared by each cell's seeds (what the model misses at a (d, n)) + a line
+    effect (0.1) + 0.3 z per run, logged at 41 log-spaced steps to 10^4 and censored there."""
+    rng = np.random.default_rng(seed)
+    steps = np.array(log_steps(10_000, points=41))
+    rows, k = [], 0
+    for d, n in CELLS:
+        cell = miss * rng.standard_normal()
+        for s in range(seeds):
+            line = 0.1 * rng.standard_normal()
+            snr = rng.uniform(0.5, 2.0, per_line)
+            t = np.exp(
+                2 + 1.5 * snr + 0.3 * np.log(d) - 0.2 * np.log(n) + cell + line + 0.3 * rng.standard_normal(per_line)
+            )
+            for x, ti in zip(snr, t):
+                seen = steps[np.searchsorted(steps, ti)] if ti <= 10_000 else 10_000
+                rows.append({"run_id": f"r{k}", "status": "ok", "snr": x, "n": n, "d": d, "seed": s, "signal_norm": x,
+                             "generalized_step": float(seen), "generalized_censored": bool(ti > 10_000)})  # fmt: skip
+                k += 1
+    runs = pd.DataFrame(rows)
+    curves = pd.DataFrame({"run_id": np.repeat(runs["run_id"], len(steps)), "step": np.tile(steps, len(runs))})
+    return runs, curves
+
+
+@pytest.mark.slow
+def test_the_intervals_cover_across_the_atlas_cells(capsys):
+    """A miss shared by each (d, n) cell's seeds: the intervals over cells (the delete-one-cell
+    jackknife, Student's t on 12) hold the true coefficients of SNR and of log d in at least 90%
+    of 100 simulated atlases; clustered by line, as before, the log d interval covers far less
+    (the check that the test can fail)."""
+    draws, hits, by_line = 100, {"x": 0, "log_d": 0}, 0
+    for seed in range(draws):
+        runs, curves = cell_atlas(seed)
+        times = survival.intervals(runs, curves, "generalized")
+        fit = survival.regression(times, "snr")
+        assert fit["unit"] == "cells" and fit["units"] == 13
+        for name, truth in (("x", 1.5), ("log_d", 0.3)):
+            _, low, high = fit["coef"][name]
+            hits[name] += low <= truth <= high
+        columns = survival.covariates(times, "snr")
+        X = np.column_stack([np.ones(len(times)), columns.drop(columns=["lower", "upper"]).to_numpy(float)])
+        lower, upper = columns["lower"].to_numpy(float), columns["upper"].to_numpy(float)
+        params = survival.ic.maximise(X, np.zeros(len(X)), lower, upper, survival.FLOOR)
+        groups = times.groupby(["d", "n", "seed"]).ngroup().to_numpy()  # the former units: lines
+        cov = survival.ic.clustered_covariance(params, X, np.zeros(len(X)), lower, upper, groups, held=False)
+        half = 1.99 * np.sqrt(cov[3, 3])  # log_d, Student's t on the 51 lines
+        by_line += abs(params[3] - 0.3) <= half
+    with capsys.disabled():
+        print(
+            f"\n[survival] coverage over cells, {draws} atlases: x {hits['x'] / draws:.0%}, log d "
+            f"{hits['log_d'] / draws:.0%}; log d clustered by line: {by_line / draws:.0%}"
+        )
+    assert all(h >= 0.90 * draws for h in hits.values()), hits
+    assert by_line < 0.85 * draws, by_line

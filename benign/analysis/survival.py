@@ -11,8 +11,10 @@ such a run never generalizes, and mixing it in would make a cure look like a slo
   step, right-censored at the horizon);
 - log-normal accelerated-failure-time regressions of log time on SNR, on 1/SNR^2 (two
   exponential forms) and on log SNR (a power law), each with log n and log d, by
-  interval-censored maximum likelihood (benign.analysis.interval_censored), per group, the errors
-  clustered by (d, n, seed) line; AIC says which form fits better;
+  interval-censored maximum likelihood (benign.analysis.interval_censored), per group, the
+  intervals over (d, n) cells (the delete-one-cell jackknife: log d and log n vary only across
+  cells, whose seeds share the model's miss there), or over (d, n, seed) lines where there are
+  under 3 cells; AIC says which form fits better;
 - each run's delay, the ratio of its generalization time to its fit time, interval-censored from
   the two times' intervals (right-censored where it has not generalized), a ratio under 1 (selection
   before the fit) kept as it is: its regression, and per SNR band the median delay in steps and
@@ -82,32 +84,66 @@ def covariates(times: pd.DataFrame, form: str) -> pd.DataFrame:
     return out
 
 
+def _units(times: pd.DataFrame) -> tuple[np.ndarray, str]:
+    """The independent units of a regression: the (d, n) cells where there are at least 3 (log d
+    and log n vary only across cells, and a cell's seeds share whatever the model misses there),
+    else the (d, n, seed) lines (a line's runs share its draw)."""
+    cells = times.groupby(["d", "n"]).ngroup().to_numpy()
+    if len(np.unique(cells)) >= 3:
+        return cells, "cells"
+    return times.groupby(["d", "n", "seed"]).ngroup().to_numpy(), "lines"
+
+
+def _jackknife(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The delete-one-group jackknife covariance of the coefficients (sigma's entries NaN): the
+    regression refitted with each group left out; a coefficient some refit cannot identify (its
+    column constant without that group) gets no variance."""
+    refits = []
+    for g in np.unique(groups):
+        keep = groups != g
+        Xk = X[keep]
+        identified = np.array([True, *(np.ptp(Xk[:, j]) > 0 for j in range(1, X.shape[1]))])
+        params = np.full(X.shape[1], np.nan)
+        params[identified] = ic.maximise(Xk[:, identified], np.zeros(keep.sum()), lower[keep], upper[keep], FLOOR)[:-1]
+        refits.append(params)
+    values = np.array(refits)
+    k = len(values)
+    dev = values - values.mean(axis=0)
+    cov = np.full((X.shape[1] + 1, X.shape[1] + 1), np.nan)
+    cov[:-1, :-1] = (k - 1) / k * dev.T @ dev  # NaN rows and columns where a refit lacked the term
+    return cov
+
+
 def regression(times: pd.DataFrame, form: str) -> dict | None:
     """A log-normal accelerated-failure-time regression of ``times`` (:func:`intervals`, or the
     ratios of :func:`delays`): log time ~ N(intercept + covariates of ``form``, sigma^2) by
     interval-censored maximum likelihood (benign.analysis.interval_censored), with 95% intervals
-    from the sandwich clustered by (d, n, seed) line (Student's t on G - 1): a line's runs share
-    its draw. {"coef": {covariate: (value, low, high)}, "aic", "lines"}; None where every time is
-    censored or too few lines."""
+    over the independent units (:func:`_units`): the delete-one-(d, n)-cell jackknife where there
+    are at least 3 cells, else the sandwich clustered by (d, n, seed) line, Student's t on G - 1.
+    {"coef": {covariate: (value, low, high)}, "aic", "units", "unit"}; None where every time is
+    censored or there are too few units."""
     if times.empty or times["censored"].all() or len(times) < 5:
         return None
     columns = covariates(times, form)
     X = np.column_stack([np.ones(len(columns)), columns.drop(columns=["lower", "upper"]).to_numpy(float)])
     names = ["Intercept", *columns.columns.drop(["lower", "upper"])]
     lower, upper = columns["lower"].to_numpy(float), columns["upper"].to_numpy(float)
-    groups = times.groupby(["d", "n", "seed"]).ngroup().to_numpy()
-    lines = len(np.unique(groups))
-    if lines < 3:
+    groups, unit = _units(times)
+    count = len(np.unique(groups))
+    if count < 3:
         return None
     offset = np.zeros(len(X))
     params = ic.maximise(X, offset, lower, upper, FLOOR)
-    cov = ic.clustered_covariance(params, X, offset, lower, upper, groups, held=params[-1] <= np.log(FLOOR) + 1e-6)
-    quantile = float(student.ppf(0.975, lines - 1))
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))  # NaN where the likelihood gave no covariance
+    if unit == "cells":
+        cov = _jackknife(X, lower, upper, groups)
+    else:
+        cov = ic.clustered_covariance(params, X, offset, lower, upper, groups, held=params[-1] <= np.log(FLOOR) + 1e-6)
+    quantile = float(student.ppf(0.975, count - 1))
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))  # NaN where there is no variance: no interval
     loglik = -ic.negative_log_likelihood(params, X, offset, lower, upper)[0]
     coef = {n: (float(params[i]), float(params[i] - quantile * se[i]), float(params[i] + quantile * se[i]))
             for i, n in enumerate(names)}  # fmt: skip
-    return {"coef": coef, "aic": float(2 * len(params) - 2 * loglik), "lines": lines}
+    return {"coef": coef, "aic": float(2 * len(params) - 2 * loglik), "units": count, "unit": unit}
 
 
 def regression_rows(times: pd.DataFrame, time: str, group: str) -> list[dict]:
@@ -125,10 +161,10 @@ def regression_rows(times: pd.DataFrame, time: str, group: str) -> list[dict]:
     }
     if best is None:
         return [{**base, "form": "", "covariate": "", "coef": np.nan, "coef_low": np.nan, "coef_high": np.nan,
-                 "aic": np.nan, "better_form": False, "lines": 0}]  # fmt: skip
+                 "aic": np.nan, "better_form": False, "units": 0, "unit": ""}]  # fmt: skip
     return [
         {**base, "form": form, "covariate": name, "coef": v, "coef_low": lo, "coef_high": hi, "aic": fit["aic"],
-         "better_form": form == best, "lines": fit["lines"]}
+         "better_form": form == best, "units": fit["units"], "unit": fit["unit"]}
         for form, fit in fits.items() if fit is not None
         for name, (v, lo, hi) in fit["coef"].items()
     ]  # fmt: skip

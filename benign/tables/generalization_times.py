@@ -29,7 +29,7 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
             rows += survival.regression_rows(survival.intervals(mine, curves, time), time, group)
         rows += survival.regression_rows(survival.delays(mine, curves), "delay", group)
     table = pd.DataFrame(rows, columns=["time", "group", "form", "covariate", "coef", "coef_low", "coef_high", "aic",
-                                        "better_form", "runs", "censored", "lines"])  # fmt: skip
+                                        "better_form", "runs", "censored", "units", "unit"])  # fmt: skip
     medians = survival.band_medians(runs, curves, bands)
     write(table, _display(table), _header(table, medians, regime), stem)
     return table
@@ -49,7 +49,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
                 survival.FORMS[f] if c == "x" else COVARIATES.get(c, c) if f else MISSING
                 for f, c in zip(table["form"], table["covariate"])
             ],
-            "Coefficient on log time [95%, by line]": [
+            "Coefficient on log time [95%, over the units]": [
                 f"{r.coef:.3g} [{r.coef_low:.3g}, {r.coef_high:.3g}]" if f else MISSING
                 for r, f in zip(table.itertuples(), fitted)
             ],
@@ -57,7 +57,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
                 f"{a:.1f}" + (" (better)" if b else "") if np.isfinite(a) else MISSING
                 for a, b in zip(table["aic"], table["better_form"])
             ],  # fmt: skip
-            "Runs (censored; lines)": [f"{r.runs} ({r.censored}; {r.lines})" for r in table.itertuples()],
+            "Runs (censored; units)": [f"{r.runs} ({r.censored}; {r.units} {r.unit})" for r in table.itertuples()],
         }
     )
 
@@ -76,7 +76,9 @@ def _header(table: pd.DataFrame, medians, regime: dict) -> list[str]:
         "are apart by where they head: the hard-max readout's test error at the horizon, at most "
         f"{regime['hardmax_threshold']:g} ('selects': benign once fitted) or not ('does not select': harmful, never "
         "generalizing). Log-normal accelerated-failure-time regressions of log time (interval-censored maximum "
-        "likelihood, standard errors clustered by (d, n, seed) line, Student's t on the lines) on SNR, on 1/SNR^2 "
+        "likelihood; 95% intervals by the delete-one-(d, n)-cell jackknife, Student's t on the cells: log d and log n "
+        "vary only across cells, and a cell's seeds share whatever the model misses there; where the runs span under "
+        "3 cells, the sandwich clustered by (d, n, seed) line instead) on SNR, on 1/SNR^2 "
         "(two exponential forms) and on log SNR (a power law, time ~ SNR^coef), each with log n and log d; a negative "
         "coefficient shortens the time. The delay is each run's own: the ratio of its generalization time to its "
         "fit time, interval-censored from the two, right-censored where it has not generalized, a ratio under 1 "

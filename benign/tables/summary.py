@@ -148,8 +148,8 @@ def _times(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "runs heading for": first["group"], "time": first["time"], "form": first["form"].fillna("").replace("", "not fitted: every time censored"),
         "AIC": first["aic"].map(_f), "better (lower AIC)": first["better_form"].map({True: "yes", False: "no"}),
-        "runs (censored; lines)": [f"{int(r)} ({int(c)}; {int(n)})" for r, c, n in
-                                   zip(first["runs"], first["censored"], first["lines"])],
+        "runs (censored; units)": [f"{int(r)} ({int(c)}; {int(n)} {u})" for r, c, n, u in
+                                   zip(first["runs"], first["censored"], first["units"], first["unit"].fillna(""))],
     })  # fmt: skip
 
 
