@@ -73,10 +73,13 @@ def _regime(args) -> int:
     except OutsideModel as err:
         print(f"benign: {err}", file=sys.stderr)
         return 2
+    if out["design"]["warning"]:
+        print(f"benign: warning: {out['design']['warning']}", file=sys.stderr)
     if args.json:
         print(json.dumps(out))
         return 0
-    lr = f" at lr {out['lr']:.4g} (step size {out['step_size']:g}, time {out['time']:g})" if out["lr"] else ""
+    flow = f", the flow at tolerance {out['flow_tol']:g}" if out["integrator"] == "flow" else ""
+    lr = f" at lr {out['lr']:.4g} (step size {out['step_size']:g}, time {out['time']:g}{flow})" if out["lr"] else ""
     print(f"d = {args.d:g}, n = {args.n:g}, ||mu|| = {args.signal_norm:g}, after {out['horizon']} steps{lr}:")
     for regime, (p, low, high) in out["regimes"].items():
         print(f"  {regime:>16}: {p:.3f} [{low:.3f}, {high:.3f}]")

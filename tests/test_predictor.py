@@ -91,3 +91,19 @@ def test_the_cli_says_where_the_model_is_missing(tmp_path, capsys):
 def test_outside_model_is_a_value_error():
     with pytest.raises(OutsideModel):
         predict(model_table(), d=1e5, n=10, signal_norm=1.0)
+
+
+def test_the_answer_warns_below_the_design_region_and_names_the_integrator(tmp_path, capsys):
+    """The hand-made model's lines all have d >= 1 n^2 (100 at n 10 to 1600 at n 40): (400, 40) is
+    inside both ranges but below d = n^2, and the answer says so, in the JSON and on stderr;
+    (1600, 10) is inside. A model fitted on flow runs names the flow and its tolerance."""
+    table = model_table().assign(d_min_per_n2=1.0, integrator="flow", flow_tol=0.05)
+    below, inside = predict(table, d=400, n=40, signal_norm=8.0), predict(table, d=1600, n=10, signal_norm=8.0)
+    assert not below["design"]["inside"] and "400 < 1 n^2 = 1600" in below["design"]["warning"]
+    assert inside["design"] == {"inside": True, "d_over_n2_min": 1.0, "warning": ""}
+    assert inside["integrator"] == "flow" and inside["flow_tol"] == 0.05
+    path = tmp_path / "model.csv"
+    table.to_csv(path, index=False)
+    assert main(["regime", "--d", "400", "--n", "40", "--signal-norm", "8", "--model-table", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "warning: d 400 < 1 n^2" in out.err and "the flow at tolerance 0.05" in out.out

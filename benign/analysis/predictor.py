@@ -9,7 +9,9 @@ harmful with (1 - P_no) (1 - P_sel). The interval of each probability spans the 
 95% intervals at (d, n), from the covariance of the law's terms; the interval of ||mu||* given
 for a boundary is that of a new crossing there (the law's variance plus sigma^2, with Student's
 t on the lines the law was fitted across), the one a run at that setting would fall in. The
-answer names the lr and the steps to train such a run at (the atlas's step size at that d).
+answer names the lr, the steps and the integrator to train such a run with (the atlas's step size
+at that d), and whether (d, n) lies in the design region of the atlas's lines (d >= k n^2): a
+setting inside the ranges of d and n but below it is answered with a warning.
 Outside the fitted range of d and n, or at a horizon that was not fitted, the model does not
 answer.
 """
@@ -94,13 +96,28 @@ def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: 
         if name not in stars and row["d_min"] <= d <= row["d_max"] and row["n_min"] <= n <= row["n_max"]:
             log_star, _, half_new, _, _ = _boundary(row, d, n)
             stars[name] = tuple(math.exp(log_star + shift) for shift in (0.0, -half_new, half_new))
-    return {"horizon": int(horizon), **_schedule(at.iloc[0], d, horizon), "regimes": regimes, "boundaries": stars}
+    return {"horizon": int(horizon), **_schedule(at.iloc[0], d, horizon), "regimes": regimes, "boundaries": stars,
+            "design": _design(at, d, n)}
+
+
+def _design(at: pd.DataFrame, d: float, n: float) -> dict:
+    """Where (d, n) lies against the design the model was fitted on: every atlas line has d >= k
+    n^2 (k its least d / n^2); a setting below that is inside the ranges of d and n but in a
+    corner no line covers, where the law extrapolates. {"inside": bool, "d_over_n2_min": k,
+    "warning": words or ""}."""
+    k = float(at["d_min_per_n2"].min()) if "d_min_per_n2" in at else float("nan")
+    inside = not (np.isfinite(k) and d < k * n**2)
+    warning = "" if inside else (f"d {d:g} < {k:g} n^2 = {k * n**2:g}: outside the design region d >= {k:g} n^2 of "
+                                 "the atlas's lines; the law extrapolates there")  # fmt: skip
+    return {"inside": inside, "d_over_n2_min": k, "warning": warning}
 
 
 def _schedule(row: pd.Series, d: float, horizon: int) -> dict:
     """The training the prediction holds for, as the atlas ran it: its step size, the lr that
     gives it at d (lr = step_size / (sigma^2 d)), the steps and the normalised time."""
     step, sigma = float(row.get("step_size", np.nan)), float(row.get("sigma_noise", 1.0))
+    integrator = row.get("integrator") if isinstance(row.get("integrator"), str) else "gd"
+    integration = {"integrator": integrator, "flow_tol": float(row["flow_tol"]) if integrator == "flow" else None}
     if not np.isfinite(step):
-        return {"step_size": None, "lr": None, "steps": int(horizon), "time": None}
-    return {"step_size": step, "lr": step / (sigma**2 * d), "steps": int(horizon), "time": step * horizon}
+        return {"step_size": None, "lr": None, "steps": int(horizon), "time": None, **integration}
+    return {"step_size": step, "lr": step / (sigma**2 * d), "steps": int(horizon), "time": step * horizon, **integration}

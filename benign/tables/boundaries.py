@@ -465,13 +465,22 @@ def fitted_model(runs: pd.DataFrame, labels: pd.DataFrame, dropped: dict | None 
                 continue
             row = {"boundary": name, "horizon": int(horizon), "d_min": cells["d"].min(), "d_max": cells["d"].max(),
                    "n_min": cells["n"].min(), "n_max": cells["n"].max(), "sigma": fit.sigma, "crossings": fit.crossings, "lines": fit.lines,
-                   "step_size": steps[0] if len(steps) == 1 else np.nan, "sigma_noise": float(kept["sigma"].iloc[0])}  # fmt: skip
+                   "step_size": steps[0] if len(steps) == 1 else np.nan, "sigma_noise": float(kept["sigma"].iloc[0]),
+                   **_integration(kept), "d_min_per_n2": float((cells["d"] / cells["n"] ** 2).min())}  # fmt: skip
             for t in MODEL_TERMS:
                 row[t] = fit.estimates.get(t, 0.0)
                 for u in MODEL_TERMS:
                     row[f"cov_{t}_{u}"] = fit.cov.loc[t, u] if t in fit.cov.index and u in fit.cov.index else 0.0
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _integration(runs: pd.DataFrame) -> dict:
+    """How the runs were integrated: gradient descent or the flow, and the flow's tolerance (one
+    each, else empty): what a run that checks a prediction must use."""
+    integrators = runs["integrator"].dropna().unique() if "integrator" in runs else np.array(["gd"])
+    tols = runs["flow_tol"].dropna().unique() if "flow_tol" in runs else np.array([])
+    return {"integrator": integrators[0] if len(integrators) == 1 else "", "flow_tol": tols[0] if len(tols) == 1 else np.nan}
 
 
 def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, convergence: pd.DataFrame, stem: PathLike,
