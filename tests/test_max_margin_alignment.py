@@ -74,9 +74,12 @@ def test_the_recorded_alignment_equals_the_explicit_computation(name):
         svm_pick, own_pick = (Xt @ query).argmax(-1), (Xt @ (W @ p)).argmax(-1)
         y_test = model.y_test.numpy()
         rows = np.arange(N_TEST)
-        assert row["test_err_svm"] == pytest.approx(np.mean(y_test * head[rows, svm_pick] <= 0))
         assert row["test_err_hardmax"] == pytest.approx(np.mean(y_test * head[rows, own_pick] <= 0))
-        assert row["test_svm_agreement"] == pytest.approx(np.mean(svm_pick == own_pick))
+        if name == "token":  # W trains: the keys move, so p^mm over fixed keys gives no long-time label
+            assert np.isnan(row["test_err_svm"]) and np.isnan(row["test_svm_agreement"])
+        else:
+            assert row["test_err_svm"] == pytest.approx(np.mean(y_test * head[rows, svm_pick] <= 0))
+            assert row["test_svm_agreement"] == pytest.approx(np.mean(svm_pick == own_pick))
     assert (last["cosine"] > 0.5).all()  # trained towards the SVM direction, not orthogonal to it
 
 

@@ -96,8 +96,13 @@ def predict(model: pd.DataFrame, d: float, n: float, signal_norm: float, steps: 
         if name not in stars and row["d_min"] <= d <= row["d_max"] and row["n_min"] <= n <= row["n_max"]:
             log_star, _, half_new, _, _ = _boundary(row, d, n)
             stars[name] = tuple(math.exp(log_star + shift) for shift in (0.0, -half_new, half_new))
-    return {"horizon": int(horizon), **_schedule(at.iloc[0], d, horizon), "regimes": regimes, "boundaries": stars,
-            "design": _design(at, d, n)}
+    return {
+        "horizon": int(horizon),
+        **_schedule(at.iloc[0], d, horizon),
+        "regimes": regimes,
+        "boundaries": stars,
+        "design": _design(at, d, n),
+    }
 
 
 def _design(at: pd.DataFrame, d: float, n: float) -> dict:
@@ -120,4 +125,10 @@ def _schedule(row: pd.Series, d: float, horizon: int) -> dict:
     integration = {"integrator": integrator, "flow_tol": float(row["flow_tol"]) if integrator == "flow" else None}
     if not np.isfinite(step):
         return {"step_size": None, "lr": None, "steps": int(horizon), "time": None, **integration}
-    return {"step_size": step, "lr": step / (sigma**2 * d), "steps": int(horizon), "time": step * horizon, **integration}
+    return {
+        "step_size": step,
+        "lr": step / (sigma**2 * d),
+        "steps": int(horizon),
+        "time": step * horizon,
+        **integration,
+    }

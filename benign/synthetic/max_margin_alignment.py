@@ -97,14 +97,19 @@ def test_errors(batch, directions: np.ndarray, keys: str) -> dict[str, np.ndarra
     """Per run (B,), on the test set: the hard-max readout's error of the trained state, that of
     the SVM directions ``directions`` (B, N; p^mm = K^T c over the keys ``keys``), the long-time
     error where the direction converges to p^mm, and the share of test samples whose most-attended
-    token the two agree on."""
+    token the two agree on. For the paper's model, whose W trains, the keys move with W and p^mm
+    over fixed keys is not the limit: the SVM's two are NaN there."""
     _, att = batch.outputs_test(attention=True)
+    values = batch.head_values("test")
+    own = hardmax_error(att, values, batch.y_test)
+    if batch.train_W:  # W trains: the keys move, and p^mm over fixed keys is not the run's limit
+        none = np.full(batch.B, np.nan)
+        return {"test_err_hardmax": own, "test_err_svm": none, "test_svm_agreement": none}
     c = torch.as_tensor(directions, dtype=batch.c.dtype, device=batch.c.device)
     zero = torch.zeros_like(c)
     svm = batch.test_scores(c, zero) if keys == "init" else batch.test_scores(zero, c)  # W0^T x keys, or x
-    values = batch.head_values("test")
     agree = (att.argmax(-1) == svm.argmax(-1)).double().mean(-1)
-    return {"test_err_hardmax": hardmax_error(att, values, batch.y_test),
+    return {"test_err_hardmax": own,
             "test_err_svm": hardmax_error(svm, values, batch.y_test), "test_svm_agreement": agree.cpu().numpy()}  # fmt: skip
 
 

@@ -141,7 +141,7 @@ def horizon_limit(name: str, runs: pd.DataFrame, labels: pd.DataFrame, column: s
     last = runs.groupby(["d", "n"])["steps"].max()
     common = last[last >= labels["horizon"].max()].index
     points = []
-    for horizon, at in labels.groupby("horizon"):
+    for horizon, at in labels[labels["horizon"] > 1].groupby("horizon"):  # 1 / ln(horizon) is finite past 1
         cells = side_labels(at, runs, column, negate)
         cells = cells[cells.set_index(["d", "n"]).index.isin(common)]
         f = crossings.fit(crossings.crossings(cells), "power", None, knots) if len(cells) else None
@@ -480,7 +480,10 @@ def _integration(runs: pd.DataFrame) -> dict:
     each, else empty): what a run that checks a prediction must use."""
     integrators = runs["integrator"].dropna().unique() if "integrator" in runs else np.array(["gd"])
     tols = runs["flow_tol"].dropna().unique() if "flow_tol" in runs else np.array([])
-    return {"integrator": integrators[0] if len(integrators) == 1 else "", "flow_tol": tols[0] if len(tols) == 1 else np.nan}
+    return {
+        "integrator": integrators[0] if len(integrators) == 1 else "",
+        "flow_tol": tols[0] if len(tols) == 1 else np.nan,
+    }
 
 
 def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, convergence: pd.DataFrame, stem: PathLike,

@@ -159,8 +159,12 @@ def _reading(table: pd.DataFrame) -> str:
             )
         same = int((final["limit_gap_max"] == 0).sum())
         line += (
-            f"; the hard-max readout's test error equals the SVM direction's on every seed in {same} of {len(final)} "
-            f"settings (largest gap {100 * final['limit_gap_max'].max():.1f} points)"
+            ""
+            if final["limit_gap_max"].isna().all()
+            else (
+                f"; the hard-max readout's test error equals the SVM direction's on every seed in {same} of {len(final)} "
+                f"settings (largest gap {100 * final['limit_gap_max'].max():.1f} points)"
+            )
         )
         lines.append(line + ".")
     return "Reading: " + " ".join(lines)
