@@ -95,3 +95,15 @@ def test_the_law_scales_as_d_over_n_to_a_quarter():
     assert first_step.boundary("selects_argmax", 1e5, 20, sigma=2.0) == pytest.approx(
         2 * first_step.boundary("selects_argmax", 1e5, 20), rel=1e-6
     )
+
+
+def test_at_small_d_the_crossings_lie_above_the_law_by_its_left_out_order(capsys):
+    """The law leaves out terms of order sqrt(nT / d): at (3000, 40), sqrt(nT / d) = 0.33, the
+    lines' mean ln ||mu||* lies above the law, by less than 0.2 of that order's unit (the 99%
+    interval excludes 0 and stays under 0.065): the sign and the size of what the law misses there."""
+    found = step_one_crossings(3000, 40, seeds=30)["selects_argmax"]
+    shift = found - math.log(first_step.boundary("selects_argmax", 3000, 40))
+    half = stats.t.ppf(0.995, len(shift) - 1) * shift.std(ddof=1) / math.sqrt(len(shift))
+    with capsys.disabled():
+        print(f"\n[first step] (3000, 40): ln ||mu||* - law = {shift.mean():+.4f} ± {half:.4f} (99%, 30 lines)")
+    assert 0 < shift.mean() - half and shift.mean() + half < 0.2 * math.sqrt(40 * 8 / 3000)

@@ -19,6 +19,7 @@ from benign.analysis.convergence import drift, paired_crossings
 from benign.analysis.theory import Criteria
 
 DATA = ("T", "rho", "eta", "sigma")  # the data parameters the first step's law takes
+REFERENCE = 1000  # steps: the cumulative shift is counted from the first horizon at or past it
 
 
 def _fitted(row: dict, f: crossings.CrossingFit | None, term: str, name: str, transform=lambda v: v) -> None:
@@ -61,12 +62,15 @@ def shift_from_law(
 def boundary_path(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
     """One row per (boundary, horizon) of ``labels`` (benign.analysis.theory.atlas_view): law
     (i)'s a, b and c with their intervals, the crossings, the drift of ln ||mu||* per decade of
-    time since the previous horizon (benign.analysis.convergence.drift), and for the selection
+    time since the previous horizon (benign.analysis.convergence.drift), the whole shift since
+    the first horizon at or past :data:`REFERENCE` (a drift below the resolution per decade can
+    still add up over decades), and for the selection
     labels of benign.analysis.first_step.LABELS the first step's law (its a, b and c over the
     design) and the shift of the crossings from it (ln, mean over lines)."""
     one_setting = all(runs[k].nunique() == 1 for k in DATA)
     knots = crossings.decade_knots(runs["d"])
     horizons = sorted(labels["horizon"].unique())
+    reference = next((h for h in horizons if h >= REFERENCE), horizons[0])
     rows = []
     for name, column, negate, theory_a, theory_b, _ in BOUNDARIES:
         law = law_terms(runs, column, criteria) if column in first_step.LABELS and one_setting else {}
@@ -85,6 +89,10 @@ def boundary_path(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria) 
                 before = horizons[i - 1]
                 moved = drift(paired_crossings(cells[before], cells[horizon]), math.log10(horizon / before))
                 row.update({k if k.startswith("drift") else f"drift_{k}": v for k, v in moved.items()})
+            if horizon > reference:  # the whole move since the reference horizon: a slow drift adds up
+                total = drift(paired_crossings(cells[reference], cells[horizon]), 1.0)
+                row.update(since=int(reference), since_shift=total["drift"], since_shift_low=total["drift_low"],
+                           since_shift_high=total["drift_high"], since_lines=total["lines"])  # fmt: skip
             if law:
                 row.update(law)
                 _fitted(row, shift_from_law(cr, runs, column, criteria), "log_c", "shift_from_law")
