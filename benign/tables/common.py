@@ -65,7 +65,10 @@ def seeds_cell(table: pd.DataFrame) -> pd.Series:
 def _markdown_table(df: pd.DataFrame) -> str:
     """``df`` as a Markdown table, with '|' in cells and headers escaped."""
     cells = df.astype(str).map(lambda s: s.replace("|", r"\|"))
-    lines = ["| " + " | ".join(str(c).replace("|", r"\|") for c in cells.columns) + " |", "|" + "|".join("---" for _ in cells.columns) + "|"]
+    lines = [
+        "| " + " | ".join(str(c).replace("|", r"\|") for c in cells.columns) + " |",
+        "|" + "|".join("---" for _ in cells.columns) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in cells.itertuples(index=False)]
     return "\n".join(lines)
 
