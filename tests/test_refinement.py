@@ -2,10 +2,13 @@
 around each transition of each line at every horizon, every refinement seed trained there, and
 the same windows again at a finer step."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from benign.analysis import convergence
 from benign.analysis.refinement import convergence_runs, crossings, offsets, refinement_runs, window_norms, windows
 from benign.analysis.theory import Criteria, regimes_at
 from benign.plan.resources import Cluster, pack
@@ -84,3 +87,29 @@ def test_convergence_runs_repeat_the_longest_horizons_windows_at_a_finer_step():
     assert sorted(r["signal_norm"] for r in checked) == pytest.approx(norms)
     assert all(r["seed"] == 2 and r["steps"] == 200 and r["step_size"] == 1.0 for r in checked)
     assert RunSpec(**checked[0]).lr == pytest.approx(1.0 / 40)  # half the atlas's lr, twice the steps
+
+
+def _pairs(shifts: dict[tuple[float, float], list[float]], width: float = math.log(2)) -> pd.DataFrame:
+    """Paired crossings (benign.analysis.convergence.paired_crossings' columns) of hand-made lines:
+    per (d, n), each seed's bracket [1, 2) and the finer step's moved by the given ln shift."""
+    rows = []
+    for (d, n), moves in shifts.items():
+        for seed, move in enumerate(moves):
+            lo = math.exp(0.01 * seed)
+            rows.append({"d": d, "n": n, "seed": seed, "lower": lo, "upper": lo * math.exp(width),
+                         "lower_other": lo * math.exp(move), "upper_other": lo * math.exp(width + move),
+                         "shift": move, "moved": abs(move) >= width})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_step_checks_equivalence_test_sees_a_shift_and_says_what_the_grid_resolves():
+    """Four lines: shifts of 0 everywhere are 'equivalent', resolved only to the grid (no [0, 0]
+    interval); a shift of 0.3 on every line 'moves'; shifts that scatter about 0 by more than the
+    resolution 'cannot tell' (the test fails where it should)."""
+    lines = [(1e3, 10), (1e4, 10), (1e4, 20), (1e5, 20)]
+    same = convergence.paired_shift(_pairs({line: [0.0, 0.0] for line in lines}))
+    assert same["shift_verdict"] == "equivalent" and same["shift"] == 0 and same["shift_grid"] > 0
+    moved = convergence.paired_shift(_pairs({line: [0.3 + 0.01 * k, 0.28] for k, line in enumerate(lines)}))
+    assert moved["shift_verdict"] == "moves" and moved["shift_low"] > 0 and np.isnan(moved["shift_grid"])
+    noisy = convergence.paired_shift(_pairs({line: [s, s] for line, s in zip(lines, (0.4, -0.4, 0.3, -0.3))}))
+    assert noisy["shift_verdict"] == "cannot tell"

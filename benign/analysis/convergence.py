@@ -94,7 +94,7 @@ def step_convergence(runs: pd.DataFrame, labels: pd.DataFrame, checked: pd.DataF
     for name, column, negate, *_ in BOUNDARIES:
         pairs = paired_crossings(side_labels(base_at, runs, column, negate),
                                  side_labels(other_at, checked, column, negate))  # fmt: skip
-        change = exponent_change(pairs)
+        change = {**exponent_change(pairs), **paired_shift(pairs)}
         for d, group in pairs.groupby("d"):
             closed = group["shift"].notna()
             rows.append({"boundary": name, "d": float(d), "horizon": int(horizon), "factor": int(factor),
@@ -103,6 +103,25 @@ def step_convergence(runs: pd.DataFrame, labels: pd.DataFrame, checked: pd.DataF
                          "moved": int(group["moved"].sum()), "largest_shift": float(group["shift"].abs().max()),
                          "verdict": "moves" if group["moved"].any() else "converged", **change})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def paired_shift(pairs: pd.DataFrame) -> dict:
+    """The step check as a paired equivalence test: the shifts of the closed pairs (ln of the
+    finer step's bracket midpoint over the base's) averaged per (d, n) line, their mean over the lines with its 95% interval (Student's t on G - 1), and the words
+    against the lines' resolution ("equivalent" where the interval lies within it, "moves" where
+    it lies outside, "cannot tell" otherwise). Where every line's mean shift is the same (every
+    closed pair kept its bracket, say) the interval is degenerate ([0, 0]): ``shift_grid`` then
+    gives what the grid resolves, the
+    half-width a mean over the lines of shifts known to a uniform error of one resolution would
+    have (t on G - 1 times resolution / sqrt(12 G))."""
+    judged = drift(pairs, 1.0)
+    words = {"settled": "equivalent", "moves": "moves", "cannot tell": "cannot tell"}[judged["verdict"]]
+    lines, margin = judged["lines"], judged["margin"]
+    degenerate = np.isfinite(judged["drift"]) and judged["drift_low"] == judged["drift_high"]
+    grid = (float(student.ppf(0.5 + LEVEL / 2, lines - 1)) * margin / math.sqrt(12 * lines)
+            if degenerate and lines > 1 else np.nan)  # fmt: skip
+    return {"shift": judged["drift"], "shift_low": judged["drift_low"], "shift_high": judged["drift_high"],
+            "shift_lines": lines, "shift_margin": margin, "shift_verdict": words, "shift_grid": grid}  # fmt: skip
 
 
 def exponent_change(pairs: pd.DataFrame) -> dict:

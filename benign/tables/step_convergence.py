@@ -9,12 +9,29 @@ import pandas as pd
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 COLUMNS = ["boundary", "d", "horizon", "factor", "lines", "pairs", "closed_pairs", "changed", "moved", "largest_shift",
-           "verdict", "a_change", "a_change_low", "a_change_high", "b_change", "b_change_low", "b_change_high"]  # fmt: skip
+           "verdict", "a_change", "a_change_low", "a_change_high", "b_change", "b_change_low", "b_change_high",
+           "shift", "shift_low", "shift_high", "shift_lines", "shift_margin", "shift_verdict", "shift_grid"]  # fmt: skip
 
 
 def _change(r, term: str) -> str:
     value, low, high = (r[f"{term}_change{s}"] for s in ("", "_low", "_high"))
-    return MISSING if not np.isfinite(value) else f"{value:+.4f} [{low:+.4f}, {high:+.4f}]"
+    if not np.isfinite(value):
+        return MISSING
+    if low == high:  # every refit alike: the jackknife has nothing to vary, not a zero-width interval
+        return f"{value:+.4f} (every line alike: no interval)"
+    return f"{value:+.4f} [{low:+.4f}, {high:+.4f}]"
+
+
+def _shift(r) -> str:
+    """The paired shift's mean over lines, its interval (or what the grid resolves where every
+    pair kept its bracket), and the equivalence words against the lines' resolution."""
+    if not np.isfinite(r["shift"]):
+        return f"{r['shift_verdict']} (under 3 lines with closed pairs)"
+    if np.isfinite(r["shift_grid"]):
+        interval = f"(every line alike: resolved to ±{r['shift_grid']:.3f})"
+    else:
+        interval = f"[{r['shift_low']:+.4f}, {r['shift_high']:+.4f}]"
+    return f"{r['shift']:+.4f} {interval} ({r['shift_lines']:.0f} lines; margin ±{r['shift_margin']:.3f}): {r['shift_verdict']}"
 
 
 def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
@@ -46,6 +63,7 @@ def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
             "Boundary": firsts["boundary"],
             "Change of a at the finer step [95%, lines' jackknife]": [_change(r, "a") for _, r in firsts.iterrows()],
             "Change of b [95%]": [_change(r, "b") for _, r in firsts.iterrows()],
+            "Paired shift of ln ‖μ‖*, mean over lines [95%]: equivalence": [_shift(r) for _, r in firsts.iterrows()],
         }
     )
     horizon = f"{int(table['horizon'].iloc[0])} steps" if len(table) else "the longest horizon"
@@ -59,7 +77,11 @@ def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
         "where no crossing of the check did, and 'moves' otherwise, and then it is left out of that boundary's fits "
         "(results/tables/regime_boundaries names it). A seed's bracket is a factor sqrt(2): a smaller move can go "
         "unseen. What a move would do to the claims is below: law (i) fitted to the check's crossings at each step, "
-        "and the change of its exponents with the delete-one-line jackknife interval over the (d, n) lines.",
+        "and the change of its exponents with the delete-one-line jackknife interval over the (d, n) lines. The "
+        "paired shift is an equivalence test: each closed pair's shift of its bracket midpoint, averaged per (d, n) "
+        "line, the mean over lines with its t interval, 'equivalent' where the interval lies within the lines' "
+        "resolution, 'moves' where it lies outside; where every line's mean shift is the same (every pair kept its "
+        "bracket, say) the interval would have no width, and the table gives instead what the grid resolves.",
     ]
     footer = ["### The exponents at the finer step", _markdown_table(exponents)]
     write(table, display, header, stem, footer)

@@ -69,7 +69,13 @@ def _step_check(table: pd.DataFrame) -> pd.DataFrame:
             f"{int(p)} ({int(c)}; {int(h)}; {int(m)})"
             for p, c, h, m in zip(table["pairs"], table["closed_pairs"], table["changed"], table["moved"])],
         "verdict": table["verdict"],
-        "change of a at the finer step [95%]": [_interval(r, "a_change") for _, r in table.iterrows()],
+        "change of a at the finer step [95%]": [
+            f"{_f(r['a_change'])} (no interval: every line alike)" if r["a_change_low"] == r["a_change_high"]
+            else _interval(r, "a_change") for _, r in table.iterrows()],
+        "paired shift, mean over lines": [
+            f"{_f(r['shift'])} (resolved to ±{_f(r['shift_grid'], 2)}): {r['shift_verdict']}"
+            if np.isfinite(r.get("shift_grid", np.nan)) else f"{_interval(r, 'shift')}: {r.get('shift_verdict', MISSING)}"
+            for _, r in table.iterrows()],
     })  # fmt: skip
 
 
