@@ -13,6 +13,7 @@ import pandas as pd
 from benign.analysis.boundaries import LABEL_OF, SET_UP
 from benign.analysis.gap_growth import mean_exponent
 from benign.core.io import write_text
+from benign.tables.along_time import WORDS as DRIFT_WORDS
 from benign.tables.common import MISSING, PathLike
 from benign.tables.real_dynamics import epoch_range, fit_cell
 
@@ -128,13 +129,33 @@ def _along_time(table: pd.DataFrame) -> pd.DataFrame:
         "b [95%]": [_interval(r, "b") for _, r in table.iterrows()],
         "c [95%]": [_interval(r, "c") for _, r in table.iterrows()],
         "drift, ln ||mu||* per decade of time": [
-            f"{_interval(r, 'drift')}: {r['drift_verdict']}" if isinstance(r.get("drift_verdict"), str) else MISSING
+            f"{_interval(r, 'drift')}: {DRIFT_WORDS.get(r['drift_verdict'], r['drift_verdict'])}"
+            if isinstance(r.get("drift_verdict"), str) else MISSING for _, r in table.iterrows()],
+        "shift since the reference horizon, ln [95%]": [
+            _interval(r, "since_shift") if np.isfinite(r.get("since_shift", np.nan)) else MISSING
             for _, r in table.iterrows()],
         "shift from the first step's law, ln [95%]": [
             _interval(r, "shift_from_law") if np.isfinite(r.get("shift_from_law", np.nan)) else MISSING
             for _, r in table.iterrows()],
-        "settled from (steps)": table["settled_from"].map(lambda v: _f(v) if np.isfinite(v) else "not settled"),
+        "drift within the resolution per decade from (steps)": table["settled_from"].map(
+            lambda v: _f(v) if np.isfinite(v) else "never"),
     })  # fmt: skip
+
+
+@section(("w_control", "What training W does to the atlas's crossings (W-frozen twins)"))
+def _w_control(table: pd.DataFrame) -> pd.DataFrame:
+    out = (
+        table.groupby(["boundary", "horizon"], sort=False)
+        .agg(pairs=("lines", "sum"), identical=("identical", "sum"), moved=("moved", "sum"))
+        .reset_index()
+    )
+    lower = (
+        table[table["shift_mean"] < 0]
+        .groupby(["boundary", "horizon"], sort=False)["d"]
+        .agg(lambda d: ", ".join(f"{v:g}" for v in sorted(d)))
+    )
+    out["d where W trained lies lower"] = [lower.get((b, h), "none") for b, h in zip(out["boundary"], out["horizon"])]
+    return out  # fmt: skip
 
 
 @section(("gap_dynamics", "The attention gap's clock on the way to the benign regime"))
