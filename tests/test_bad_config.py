@@ -288,7 +288,7 @@ BAD = [
     ),
     (
         "flow-tol-without-the-flow",
-        "synthetic: {token: {sweeps: {atlas: {fixed: {flow_tol: 0.1}}}}}",
+        "synthetic: {token: {sweeps: {delay_scan: {fixed: {flow_tol: 0.1}}}}}",
         ["flow_tol = 0.1", "applies to integrator 'flow' only"],
     ),
     (

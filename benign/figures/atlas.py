@@ -284,10 +284,12 @@ def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, st
 def boundaries_along_time(path: pd.DataFrame, stem: PathLike) -> None:
     """Law (i)'s a, b and c of every boundary against the normalised time, from the first step,
     with 95% intervals, beside the theory's exponents and, for the argmax and hard-max labels, the
-    first step's law over the same design (a star at step 1's time): a reader sees which exponent
-    was there after one step and how far the dynamics move each boundary."""
+    first step's law over the same design (a star at step 1's time); and the lines' mean crossing
+    over the law's: a reader sees which exponent was there after one step and how far the
+    dynamics move each boundary."""
     terms = [("a", "exponent of d", "theory_a"), ("b", "exponent of n", "theory_b"), ("c", "constant c", None)]
-    fig, axes = plt.subplots(1, len(terms), figsize=(4.2 * len(terms), 3.6), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(1, len(terms) + 1, figsize=(4.2 * (len(terms) + 1), 3.6), squeeze=False,
+                             layout="constrained")  # fmt: skip
     boundaries = list(dict.fromkeys(path["boundary"]))
     for j, (term, label, theory) in enumerate(terms):
         ax = axes[0, j]
@@ -308,6 +310,19 @@ def boundaries_along_time(path: pd.DataFrame, stem: PathLike) -> None:
             ax.set_yscale("log")
         ax.set_xlabel("normalised time (step size x steps)")
         ax.set_title(f"law (i): {label}", fontsize=9)
+    ax = axes[0, -1]  # the lines' mean crossing against the first step's law: how far training moved it
+    for k, boundary in enumerate(boundaries):
+        rows = path[path["boundary"] == boundary].sort_values("horizon")
+        if "shift_from_law" not in rows or not np.isfinite(rows["shift_from_law"]).any():
+            continue
+        est, low, high = (rows[f"shift_from_law{s}"].to_numpy(float) for s in ("", "_low", "_high"))
+        t = rows["time"].to_numpy(float) * (1 + 0.06 * (k - 2.5))
+        ax.errorbar(t, est, yerr=[est - low, high - est], fmt="o-", ms=3.5, lw=0.8, capsize=2,
+                    color=BOUNDARY_COLOURS.get(boundary, "0.2"))  # fmt: skip
+    ax.axhline(0, color="0.4", ls="--", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("normalised time (step size x steps)")
+    ax.set_title("ln(||mu||* / the first step's law), mean over lines", fontsize=9)
     star = Line2D([], [], marker="*", ms=10, color="0.5", mec="k", mew=0.5, ls="none", label="first step's law")
     dashed = Line2D([], [], color="0.4", ls="--", lw=0.8, label="theory's exponent")
     handles = [Line2D([], [], color=BOUNDARY_COLOURS.get(b, "0.2"), marker="o", label=b) for b in boundaries]

@@ -41,7 +41,7 @@ checkpoint plan_refinement:
         refine=REFINE,
         convergence=CONVERGENCE,
         horizons=FITS.get("horizons"),
-        along_time=FITS.get("along_time", []),
+        along_time=FITS.get("along_time"),
         regime=SYN["regime"],
         settings=[REFINE_SETTING, CONVERGENCE_SETTING],
         model=FITS.get("model"),

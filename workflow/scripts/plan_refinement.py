@@ -16,7 +16,7 @@ params = snakemake.params
 refine, convergence, criteria = params.refine, params.convergence, Criteria(**params.regime)
 refine_setting, convergence_setting = params.settings
 # refined at every horizon a table reads the crossings at: the fits' and the boundaries along time
-refined = sorted({*params.horizons, *params.along_time})
+refined = sorted({*params.horizons, *(params.along_time or ())})
 planned = refinement_runs(runs, curves, refined, refine["points"], refine["seeds"], params.log_points,
                           criteria, refine_setting)  # fmt: skip
 jobs = pack(planned, f"{params.model}_{refine_setting}", refine["batches_per_job"], params.cluster)
