@@ -17,7 +17,9 @@ d and n (:data:`LAWS`):
   ``fixed`` held (the lower boundary keeps b free, the upper holds b too);
 - "exponents": the theorem's exponents alone, c d^a0 n^b0 (only c fitted);
 - "decades": one slope of log d per decade between neighbouring grid d (a piecewise-linear law),
-  and b.
+  and b;
+- "octaves": a, and one slope of log n between neighbouring grid n (the knots are then n's);
+- "nlog": the theorem's exponent of n with a log factor, c d^a n^b0 (ln n)^gamma_n.
 Intervals are Student's t intervals on G - 1 degrees of freedom from the delete-one-(d, n)-line
 jackknife (G lines): the seeds of a line are independent draws, but whatever the law misses at a
 (d, n) they miss together, so the lines are the units an exponent is fitted across; the law's
@@ -41,6 +43,7 @@ from benign.analysis.interval_censored import log_likelihood
 
 LEVEL = 0.95
 LAWS = {"power": "c d^a n^b", "theory": "c d^a0 (ln d)^gamma n^b0", "exponents": "c d^a0 n^b0", "decades": "c, one slope of log d per decade, n^b",
+        "octaves": "c d^a, one slope of log n between neighbouring n", "nlog": "c d^a n^b0 (ln n)^gamma_n",
         "none": "c (no law of d or n)"}  # fmt: skip
 LINE = ["d", "n", "seed"]
 
@@ -138,6 +141,14 @@ def _design(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple, terms: list |
             cols["b"] = log_n
     elif law == "exponents":
         offset = fixed.get("a", 0.0) * log_d + fixed.get("b", 0.0) * log_n
+    elif law == "octaves":  # knots: the n grid (benign.analysis.n_law), not d's
+        cols["a"] = log_d
+        logs = np.log(np.asarray(knots, dtype=float))
+        for lo, hi, k0, k1 in zip(logs[:-1], logs[1:], knots[:-1], knots[1:]):
+            cols[n_slope_name(k0, k1)] = np.clip(log_n - lo, 0.0, hi - lo)
+    elif law == "nlog":
+        offset = fixed.get("b", 0.0) * log_n
+        cols["a"], cols["gamma_n"] = log_d, np.log(log_n)
     elif law == "decades":
         logs = np.log(np.asarray(knots, dtype=float))
         for lo, hi, k0, k1 in zip(logs[:-1], logs[1:], knots[:-1], knots[1:]):
@@ -157,6 +168,11 @@ def _design(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple, terms: list |
 def slope_name(k0: float, k1: float) -> str:
     """The decade slope's term, e.g. "a[1e+03,1e+04]"."""
     return f"a[{k0:.0e},{k1:.0e}]".replace("+0", "+")
+
+
+def n_slope_name(k0: float, k1: float) -> str:
+    """The slope of log n between two grid n (law "octaves"), e.g. "b[10,20]"."""
+    return f"b[{k0:g},{k1:g}]"
 
 
 def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: tuple | None = None,

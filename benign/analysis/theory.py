@@ -163,7 +163,8 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria) -> pd.DataFra
     logged step at or before the horizon (docs/regimes.md#labelling-a-finite-run). Returns
     run_id, horizon, step (the logged step used), regime and the binary labels the
     boundaries are fitted to: ``overfits``, ``selects``, ``selects_argmax`` and ``selects_hardmax``, with the
-    values behind them, ``r`` and ``err_hardmax``; a horizon before a run's first logged step, or
+    values behind them, ``r``, ``err_hardmax`` and ``fit_noisy`` (the fraction of flipped labels
+    fitted: benign.analysis.n_law reads each flipped sample's crossing from it); a horizon before a run's first logged step, or
     past its last, is left out."""
     curves = curves.sort_values(["run_id", "step"])
     last_step = curves.groupby("run_id")["step"].max()
@@ -184,6 +185,7 @@ def regimes_at(curves: pd.DataFrame, horizons, criteria: Criteria) -> pd.DataFra
                     "selects_hardmax": selects_hardmax(last["test_err_hardmax"], criteria),
                     "r": last["test_loss_normalised"].to_numpy(float),
                     "err_hardmax": last["test_err_hardmax"].to_numpy(float),
+                    "fit_noisy": last["train_acc_noisy"].to_numpy(float),
                 }
             )
         )

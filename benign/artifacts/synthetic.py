@@ -21,6 +21,7 @@ from benign.tables import (
     delay_scan,
     gap_dynamics,
     generalization_times,
+    n_laws,
     step_convergence,
     synthetic,
     w_control,
@@ -110,6 +111,10 @@ ENTRIES = entries(
              "horizon from the first step, the drift between horizons, the first step's closed-form law beside the "
              "selection labels", "Tables", when="boundary_fits", function=along_time.boundaries_along_time,
              inputs=FITTED, view=ALONG_TIME),
+    Artifact("n_laws", "table", "Theorem 4.1", "the exponent of n per boundary and horizon: law (i)'s b beside the "
+             "theorem's, the first step's -1/4 and a log factor, its local slopes, and the flipped samples' own "
+             "crossings", "Tables", when="boundary_fits", function=n_laws.n_laws, inputs=FITTED,
+             view=atlas_of("runs", "labels", "criteria")),
     Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
              "reads", function=boundaries.regime_model, view=atlas_of("runs", "labels", "convergence"), **ATLAS_TABLE),
     Artifact("w_control", "table", "beyond the paper", "the atlas's W-frozen control: how far training W moves "

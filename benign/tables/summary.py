@@ -142,6 +142,21 @@ def _along_time(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("n_laws", "The exponent of n, with its local slopes and the flipped samples' own crossings"))
+def _n_laws(table: pd.DataFrame) -> pd.DataFrame:
+    slopes = [c for c in table.columns if c.startswith("b[") and c.endswith("]")]
+    rows = [r for _, r in table.iterrows()]
+    return pd.DataFrame({
+        "boundary": table["boundary"], "steps": table["horizon"],
+        "b [95%]": [_interval(r, "b") for r in rows],
+        "theory's b": table["theory_b"].map(_f),
+        "local slopes of ln n [95%]": ["; ".join(f"{c[2:-1]}: {_interval(r, c)}" for c in slopes) for r in rows],
+        "label's b - the samples' [95%] (order statistic's)": [
+            f"{_interval(r, 'label_minus_samples')} ({_f(r['order_b'])})"
+            if np.isfinite(r.get("label_minus_samples", np.nan)) else MISSING for r in rows],
+    })  # fmt: skip
+
+
 @section(("w_control", "What training W does to the atlas's crossings (W-frozen twins)"))
 def _w_control(table: pd.DataFrame) -> pd.DataFrame:
     out = (
