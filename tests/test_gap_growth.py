@@ -71,3 +71,20 @@ def test_the_mean_exponent_counts_lines_not_runs():
     assert row["mean"] == pytest.approx(1.0) and row["lines"] == 4 and row["runs"] == 40
     half = t.ppf(0.975, 3) * lines.std(ddof=1) / 2
     assert (row["high"] - row["low"]) / 2 == pytest.approx(half, rel=1e-9)
+
+
+@pytest.mark.parametrize("power", [0.7, 1.5])
+def test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can(power, capsys):
+    """On the atlas's log-spaced schedule (41 logged steps to 10^4) g ~ steps^0.7 and steps^1.5 are
+    both fitted by a straight line with a high R^2 (docs/regimes.md#dynamics quotes the
+    values printed here); the local exponent over the last decade reads the power itself."""
+    steps = np.unique(np.round(np.geomspace(1, 10_000, 41))).astype(float)
+    g_values = np.r_[0.0, steps] ** power
+    curve = pd.DataFrame({"step": np.r_[0.0, steps], "train_clean_g": g_values, "train_clean_lambda": 2.0,
+                          "test_g": g_values, "test_lambda": 1.0, "test_loss_normalised": 0.5})  # fmt: skip
+    out = gap_growth.run_growth(curve, 10_000)
+    with capsys.disabled():
+        print(f"\n[gap clock] g ~ steps^{power}: R^2 of the straight line {out['g_r2']:.3f}, "
+              f"local exponent {out['g_exponent']:.3f}")  # fmt: skip
+    assert out["g_r2"] > 0.95
+    assert out["g_exponent"] == pytest.approx(power, abs=0.02)
