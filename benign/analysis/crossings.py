@@ -21,12 +21,16 @@ d and n (:data:`LAWS`):
 - "octaves": a, and one slope of log n between neighbouring grid n (the knots are then n's);
 - "nlog": the theorem's exponent of n with a log factor, c d^a n^b0 (ln n)^gamma_n.
 Intervals are Student's t intervals on G - 1 degrees of freedom from the delete-one-(d, n)-line
-jackknife (G lines): the seeds of a line are independent draws, but whatever the law misses at a
-(d, n) they miss together, so the lines are the units an exponent is fitted across; the law's
-exponent of d is then the slope averaged over the design's d, curvature included. Models are
-compared by AIC and by the held-out log-likelihood of each line's crossings under the fit to the
-other lines (the prediction's variance carries the fit's, from the sandwich clustered by line:
-the cheaper of the two), beside a law without d or n (the base rate).
+jackknife (G lines) plus the grid's variance: the seeds of a line are independent draws, but
+whatever the law misses at a (d, n) they miss together, so the lines are the units an exponent is
+fitted across; the law's exponent of d is then the slope averaged over the design's d, curvature
+included. The grid's variance is that of least squares on the lines were each line's crossing
+off by a uniform error across its resolution: where the crossings are known only to their
+brackets (sigma at its floor) a refit moves little whatever lies inside them, so the jackknife
+alone cannot see that error. Models are compared by AIC and by the held-out log-likelihood of
+each line's crossings under the fit to the other lines (the prediction's variance carries the
+fit's, from the sandwich clustered by line: the cheaper of the two), beside a law without d or n
+(the base rate).
 """
 
 from __future__ import annotations
@@ -99,10 +103,11 @@ def sigma_floor(cr: pd.DataFrame) -> float:
 class CrossingFit:
     """A law fitted to crossings: its terms' estimates and 95% intervals, sigma (the crossings'
     scatter in log ||mu||), the log-likelihood, AIC, the crossings and (d, n) lines fitted, the
-    covariance of the terms (clustered by line; the regime model's, for ||mu||* at a new (d, n)),
-    each term's half-width from the grid alone (``grid``: what a line known only to its
-    resolution would give), whether sigma sits at its floor; the knots and fixed exponents it was
-    fitted with (held-out predictions rebuild its design from them)."""
+    covariance of the terms the intervals are drawn from (clustered by line, plus the grid's; the
+    regime model's, for ||mu||* at a new (d, n)), each term's half-width from the grid alone
+    (``grid``: what a line known only to its resolution would give), whether sigma sits at its
+    floor; the knots and fixed exponents it was fitted with (held-out predictions rebuild its
+    design from them)."""
 
     law: str
     estimates: dict
@@ -180,10 +185,11 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     """``law`` fitted to the crossings ``cr`` (:func:`crossings`) by interval-censored maximum
     likelihood (sigma at least :func:`sigma_floor`); ``fixed``: the exponents the "theory" law
     holds ({"a": 0.25} or {"a": 0.5, "b": -0.5}). ``intervals``: True, Student's t on G - 1 degrees
-    of freedom from the delete-one-(d, n)-line jackknife (G lines; a term a refit cannot fit, a
-    decade only the left-out line spans, gets no interval); "sandwich", the same from the sandwich
-    covariance clustered by line (CR1: cheaper, narrower with few lines); False, none. None where
-    no crossing is bracketed on both sides (nothing locates the boundary)."""
+    of freedom from the delete-one-(d, n)-line jackknife's covariance (G lines; a term a refit
+    cannot fit, a decade only the left-out line spans, gets no interval) plus the grid's
+    (:func:`_grid_covariance`); "sandwich", the same from the sandwich covariance clustered by line
+    (CR1: cheaper, narrower with few lines) plus the grid's; False, none. None where no crossing
+    is bracketed on both sides (nothing locates the boundary)."""
     if cr.empty or (cr["censored"] != "").all():
         return None
     fixed = dict(fixed or {})
@@ -202,6 +208,9 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
         cov = ic.clustered_covariance(params, x, offset, lower, upper, groups, held=at_floor)
     elif intervals and lines > 2:
         cov = _jackknife_covariance(cr, groups, law, fixed, knots, list(X.columns), len(params))
+    grid_cov = _grid_covariance(X, groups, floor * math.sqrt(12)) if intervals else None
+    if grid_cov is not None:  # the brackets' own uncertainty, which the refits barely see (NaN stays NaN)
+        cov[:-1, :-1] += grid_cov
     quantile = float(student.ppf(0.5 + LEVEL / 2, max(lines - 1, 1)))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))  # NaN where a term has no variance: no interval
     ci = np.column_stack([params - quantile * se, params + quantile * se])
@@ -210,7 +219,7 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     est = {t: float(v) for t, v in zip(names, params[:-1])}
     ivals = {t: (float(ci[i, 0]), float(ci[i, 1])) for i, t in enumerate(names)}
     covariance = pd.DataFrame(cov[:-1, :-1], index=names, columns=names)
-    grid = _grid_half_widths(X, groups, floor * math.sqrt(12), quantile) if intervals else {}
+    grid = _grid_half_widths(grid_cov, names, quantile) if intervals else {}
     return CrossingFit(law, est, ivals, float(np.exp(params[-1])), float(llf), float(2 * len(params) - 2 * llf),
                        len(cr), covariance, tuple(knots), tuple(sorted(fixed.items())), lines, grid,
                        bool(at_floor))  # fmt: skip
@@ -238,15 +247,28 @@ def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, law: str, fixed:
     return cov
 
 
-def _grid_half_widths(X: pd.DataFrame, groups: np.ndarray, resolution: float, quantile: float) -> dict:
-    """Each term's 95% half-width were every line's crossing known only to within its resolution
-    (a uniform error of that width, independent between lines): what the grid alone allows. An
-    interval no wider than this is set by the grid, not by the data."""
+def _grid_covariance(X: pd.DataFrame, groups: np.ndarray, resolution: float) -> np.ndarray | None:
+    """The terms' covariance were every line's crossing known only to within its resolution (a
+    uniform error of that width, variance resolution^2 / 12, independent between lines) and the
+    law fitted to the lines by least squares: (resolution^2 / 12) (X_lines' X_lines)^-1, X_lines
+    one row per (d, n) line. The fit's covariance adds it to the jackknife's (or the sandwich's):
+    a line's crossing can lie anywhere in its bracket, and where the brackets are all the data
+    say (sigma at its floor) the refits barely move with it. Where the scatter is resolved it is
+    small beside theirs. None where the lines cannot fit every term."""
     lines = X.groupby(groups).first().to_numpy(float)
     if np.linalg.matrix_rank(lines) < lines.shape[1]:
-        return {t: float("nan") for t in X.columns}
-    var = (resolution**2 / 12) * np.diag(np.linalg.pinv(lines.T @ lines))
-    return {t: float(quantile * math.sqrt(v)) for t, v in zip(X.columns, var)}
+        return None
+    return (resolution**2 / 12) * np.linalg.pinv(lines.T @ lines)
+
+
+def _grid_half_widths(grid_cov: np.ndarray | None, names: list, quantile: float) -> dict:
+    """Each term's 95% half-width from :func:`_grid_covariance` alone: what the grid allows (NaN
+    where the lines cannot fit every term). The intervals hold this variance and the
+    jackknife's: one no wider than sqrt(2) times this is set more by the grid than by the
+    data."""
+    if grid_cov is None:
+        return {t: float("nan") for t in names}
+    return {t: float(quantile * math.sqrt(v)) for t, v in zip(names, np.diag(grid_cov))}
 
 
 def _all_terms(law: str, fixed: dict | None, knots: tuple) -> list[str]:

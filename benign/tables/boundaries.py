@@ -41,8 +41,9 @@ GRID = "set by the grid"  # the words of an interval whose width the brackets se
 
 def _term(row: dict, name: str, fit: crossings.CrossingFit | None, term: str, transform=None) -> None:
     """A term's estimate and interval (``transform``ed), its half-width from the grid alone and
-    whether the grid sets it: its interval no wider than what a line known only to its
-    resolution allows (benign.analysis.crossings.CrossingFit.grid)."""
+    whether the grid sets it: the interval holds the grid's variance and the jackknife's
+    (benign.analysis.crossings.CrossingFit.grid), and the jackknife's is no larger, i.e. the
+    interval no wider than sqrt(2) times what a line known only to its resolution allows."""
     value, (low, high) = (
         (fit.estimates[term], fit.intervals[term]) if fit and term in fit.estimates else (np.nan, (np.nan, np.nan))
     )
@@ -50,7 +51,7 @@ def _term(row: dict, name: str, fit: crossings.CrossingFit | None, term: str, tr
     row[name], row[f"{name}_low"], row[f"{name}_high"] = f(value), f(low), f(high)
     grid = fit.grid.get(term, np.nan) if fit else np.nan
     row[f"{name}_grid"] = grid
-    row[f"{name}_grid_set"] = bool(np.isfinite(value) and np.isfinite(grid) and (high - low) / 2 <= grid)
+    row[f"{name}_grid_set"] = bool(np.isfinite(value) and np.isfinite(grid) and (high - low) / 2 <= math.sqrt(2) * grid)
 
 
 def boundary_row(cells: pd.DataFrame, name: str, horizon: int, theory_a: float, theory_b: float, fixed: dict,
