@@ -79,6 +79,22 @@ def test_the_law_that_made_the_crossings_wins(truth, winner):
     assert np.mean(held_out[winner]) > np.mean(held_out[loser]), held_out
 
 
+def _coverage(sigma: float, tau: float, draws: int, capsys) -> tuple[dict, int]:
+    """How many of ``draws`` simulated atlases (a 0.3, b -0.2, seed 11) have a and b inside their
+    95% intervals; printed."""
+    rng = np.random.default_rng(11)
+    hits = {"a": 0, "b": 0}
+    for _ in range(draws):
+        fit = crossings.fit(crossings.crossings(simulate(rng, a=0.3, b=-0.2, sigma=sigma, tau=tau)), "power")
+        for term, truth in (("a", 0.3), ("b", -0.2)):
+            low, high = fit.intervals[term]
+            hits[term] += low <= truth <= high
+    with capsys.disabled():
+        print(f"\n[crossings] coverage of 95% intervals, sigma {sigma}, tau {tau}, {draws} atlases: "
+              + ", ".join(f"{t} {h / draws:.1%}" for t, h in hits.items()))  # fmt: skip
+    return hits, draws
+
+
 @pytest.mark.parametrize(
     "sigma, tau, most",
     [
@@ -92,16 +108,7 @@ def test_intervals_cover_the_true_exponents(sigma, tau, most, capsys):
     Student's t on G - 1) hold the true values in 90% to 98% of 150 simulated atlases with the
     default's structure (shared misses per (d, n), the grid, the staggered windows, the censoring
     outside them), and in at least 90% where the seeds' scatter alone makes the crossings vary."""
-    rng = np.random.default_rng(11)
-    hits, draws = {"a": 0, "b": 0}, 150
-    for _ in range(draws):
-        fit = crossings.fit(crossings.crossings(simulate(rng, a=0.3, b=-0.2, sigma=sigma, tau=tau)), "power")
-        for term, truth in (("a", 0.3), ("b", -0.2)):
-            low, high = fit.intervals[term]
-            hits[term] += low <= truth <= high
-    with capsys.disabled():
-        print(f"\n[crossings] coverage of 95% intervals, sigma {sigma}, tau {tau}, {draws} atlases: "
-              + ", ".join(f"{t} {h / draws:.1%}" for t, h in hits.items()))  # fmt: skip
+    hits, draws = _coverage(sigma, tau, 150, capsys)
     assert all(0.90 * draws <= h <= most * draws for h in hits.values()), hits
 
 
@@ -113,16 +120,7 @@ def test_intervals_cover_where_the_grid_is_coarser_than_the_scatter(capsys):
     and the grid's) hold the true values in at least 93% of 400 simulated atlases: the binomial
     standard error near 93% is 1.3 points, so 400 draws tell 93% from 89% by 3 of them. The
     jackknife's variance alone covers b in about 92% there."""
-    rng = np.random.default_rng(11)
-    hits, draws = {"a": 0, "b": 0}, 400
-    for _ in range(draws):
-        fit = crossings.fit(crossings.crossings(simulate(rng, a=0.3, b=-0.2, sigma=0.01, tau=0.01)), "power")
-        for term, truth in (("a", 0.3), ("b", -0.2)):
-            low, high = fit.intervals[term]
-            hits[term] += low <= truth <= high
-    with capsys.disabled():
-        print(f"\n[crossings] coverage of 95% intervals, sigma 0.01, tau 0.01, {draws} atlases: "
-              + ", ".join(f"{t} {h / draws:.1%}" for t, h in hits.items()))  # fmt: skip
+    hits, draws = _coverage(0.01, 0.01, 400, capsys)
     assert all(h >= 0.93 * draws for h in hits.values()), hits
 
 

@@ -22,13 +22,6 @@ DATA = ("T", "rho", "eta", "sigma")  # the data parameters the first step's law 
 REFERENCE = 1000  # steps: the cumulative shift is counted from the first horizon at or past it
 
 
-def _fitted(row: dict, f: crossings.CrossingFit | None, term: str, name: str, transform=lambda v: v) -> None:
-    """A term's estimate and 95% interval into ``row`` (NaN where not fitted or no interval)."""
-    value = f.estimates.get(term, np.nan) if f else np.nan
-    low, high = f.intervals.get(term, (np.nan, np.nan)) if f else (np.nan, np.nan)
-    row[name], row[f"{name}_low"], row[f"{name}_high"] = transform(value), transform(low), transform(high)
-
-
 def law_crossings(lines: pd.DataFrame, label: str, criteria: Criteria) -> pd.Series:
     """The first step's ||mu||* at each row's (d, n) and data parameters (:data:`DATA`), at the
     label's threshold."""
@@ -81,9 +74,9 @@ def boundary_path(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria) 
             row = {"boundary": name, "label": column, "horizon": int(horizon), "lines": cr.groupby(["d", "n"]).ngroups,
                    "crossings": len(cr), "bracketed": int((cr["censored"] == "").sum()),
                    "theory_a": theory_a, "theory_b": theory_b}  # fmt: skip
-            _fitted(row, power, "log_c", "c", math.exp)
-            _fitted(row, power, "a", "a")
-            _fitted(row, power, "b", "b")
+            crossings.put_term(row, power, "log_c", "c", math.exp)
+            crossings.put_term(row, power, "a", "a")
+            crossings.put_term(row, power, "b", "b")
             row["sigma"] = power.sigma if power else np.nan
             if i > 0:
                 before = horizons[i - 1]
@@ -95,7 +88,7 @@ def boundary_path(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria) 
                            since_shift_high=total["drift_high"], since_lines=total["lines"])  # fmt: skip
             if law:
                 row.update(law)
-                _fitted(row, shift_from_law(cr, runs, column, criteria), "log_c", "shift_from_law")
+                crossings.put_term(row, shift_from_law(cr, runs, column, criteria), "log_c", "shift_from_law")
             rows.append(row)
     table = pd.DataFrame(rows)
     steps = runs["step_size"].dropna().unique()

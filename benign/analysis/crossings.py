@@ -124,6 +124,14 @@ class CrossingFit:
     at_floor: bool = False
 
 
+def put_term(row: dict, f: CrossingFit | None, term: str, name: str, transform=lambda v: v) -> None:
+    """A term's estimate and 95% interval into ``row`` as name, name_low, name_high (NaN where not
+    fitted or without an interval): how the tables' rows hold a fit."""
+    value = f.estimates.get(term, np.nan) if f else np.nan
+    low, high = f.intervals.get(term, (np.nan, np.nan)) if f else (np.nan, np.nan)
+    row[name], row[f"{name}_low"], row[f"{name}_high"] = transform(value), transform(low), transform(high)
+
+
 def decade_knots(d) -> tuple[float, ...]:
     """The sorted distinct d of the crossings: the ends of the decades' slopes."""
     return tuple(float(v) for v in np.unique(np.asarray(d, dtype=float)))

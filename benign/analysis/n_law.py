@@ -132,22 +132,17 @@ def difference_interval(label_cr: pd.DataFrame, sample_cr: pd.DataFrame) -> tupl
     return whole, whole - q * se, whole + q * se
 
 
-def _fitted(row: dict, f: crossings.CrossingFit | None, term: str, name: str) -> None:
-    row[name] = f.estimates.get(term, np.nan) if f else np.nan
-    row[f"{name}_low"], row[f"{name}_high"] = f.intervals.get(term, (np.nan, np.nan)) if f else (np.nan, np.nan)
-
-
 def _laws(row: dict, cr: pd.DataFrame, theory_b: float, knots: tuple) -> None:
     """Law (i)'s b, the octaves' slopes and the log factor's gamma_n (with AIC against law (i))."""
     power = crossings.fit(cr, "power")
-    _fitted(row, power, "b", "b")
+    crossings.put_term(row, power, "b", "b")
     row["sigma"] = power.sigma if power else np.nan
     if len(knots) > 2:
         octaves = crossings.fit(cr, "octaves", knots=knots)
         for k0, k1 in zip(knots[:-1], knots[1:]):
-            _fitted(row, octaves, crossings.n_slope_name(k0, k1), crossings.n_slope_name(k0, k1))
+            crossings.put_term(row, octaves, crossings.n_slope_name(k0, k1), crossings.n_slope_name(k0, k1))
     nlog = crossings.fit(cr, "nlog", {"b": theory_b})
-    _fitted(row, nlog, "gamma_n", "gamma_n")
+    crossings.put_term(row, nlog, "gamma_n", "gamma_n")
     row["aic_nlog_minus_power"] = nlog.aic - power.aic if nlog and power else np.nan
 
 
