@@ -24,6 +24,7 @@ CONSTANTS = {
     "one_step",
     "real_notes",
     "w_control",
+    "predictor_check",
 }  # workflow/rules/common.smk's CONSTANTS
 
 

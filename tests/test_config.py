@@ -2,6 +2,7 @@
 (benign.plan.validate). The planner reads validated configs, their schema defaults filled in."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -129,7 +130,7 @@ def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg
     norms whose SNR lies in the sweep's range."""
     from benign.synthetic.spec import RunSpec, n_flips, snr
 
-    runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if job.startswith("token_atlas") for r in rs]
+    runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs]
     lines = {(r["d"], r["n"]) for r in runs}
     assert min(d for d, _ in lines) == 1000 and max(d for d, _ in lines) == 10**7 and len(lines) == 13
     assert {n for _, n in lines} == {10, 20, 40}

@@ -9,11 +9,20 @@ import pandas as pd
 import pytest
 
 from benign.analysis import convergence
-from benign.analysis.refinement import convergence_runs, crossings, offsets, refinement_runs, window_norms, windows
+from benign.analysis.refinement import (
+    convergence_runs,
+    crossings,
+    offsets,
+    prefix_points,
+    refinement_runs,
+    window_norms,
+    windows,
+)
 from benign.analysis.theory import Criteria, regimes_at
 from benign.plan.resources import Cluster, pack
 from benign.plan.schema import default
 from benign.synthetic.spec import RunSpec
+from benign.synthetic.trainer import log_steps
 
 CRITERIA = Criteria(**default("synthetic.regime"))
 CLUSTER = Cluster()  # no ceilings
@@ -72,11 +81,38 @@ def test_refinement_trains_every_seed_at_every_window_norm_it_has_not_run():
         norms = sorted({*window_norms(2.0, 4.0, 1, offset), *window_norms(4.0, 8.0, 1, offset)})
         coarse = (2.0, 4.0, 8.0) if seed in (1, 2) else ()  # the coarse seeds have the window's ends already
         assert by_seed[seed] == pytest.approx([n for n in norms if n not in coarse]), seed
-    assert all(r["steps"] == 100 and r["step_size"] == 2.0 and r["setting"] == "atlas_refine"
+    assert all(r["steps"] == 100 for r in planned)  # every window (selection's at 2 to 4 too) is one of step 100
+    assert all(r["step_size"] == 2.0 and r["setting"] == "atlas_refine"
                and r["sweeps"] == ["atlas_refine"] and r["mlp_dim"] is None for r in planned)  # fmt: skip
     jobs = pack(planned, "token_atlas_refine", 1, CLUSTER)
-    assert len(jobs) == 4  # one (n, T, d, seed) batch each
+    assert len(jobs) == 4  # one (n, T, d, seed, steps) batch each
     assert RunSpec(**planned[0]).lr == pytest.approx(2.0 / 40)  # the step size sets the lr
+
+
+def test_a_norm_only_an_early_window_holds_is_trained_to_that_horizon():
+    """Not overfitting crosses between 2 and 4 at step 10 and between 4 and 8 at step 100,
+    selection between 8 and 16 at both: a norm of the step-10 window alone is trained to 10 steps
+    and logged at the prefix of the line's grid, every other to 100."""
+    runs, curves = _line(fitted_above=6.0, selects_from=12.0)
+    planned = refinement_runs(runs, curves, [10, 100], points=1, seeds=[3, 4], log_points=5, criteria=CRITERIA,
+                              setting="atlas_refine")  # fmt: skip
+    spread = offsets([1, 2, 3, 4]).items()
+    late = {round(v, 6) for s, u in spread for w in ((4.0, 8.0), (8.0, 16.0)) for v in window_norms(*w, 1, u)}
+    early = {round(v, 6) for s, u in spread for v in window_norms(2.0, 4.0, 1, u)} - late
+    assert early and {round(r["signal_norm"], 6) for r in planned if r["steps"] == 10} == early
+    for r in planned:
+        assert (r["steps"], r["log_points"]) == ((10, 3) if round(r["signal_norm"], 6) in early else (100, 5)), r
+    assert len(pack(planned, "token_atlas_refine", 1, CLUSTER)) == 8  # a seed's runs to 10 and to 100 apart
+
+
+@pytest.mark.parametrize("horizon", [1, 3, 10, 32, 100, 316, 1000, 3162, 10000, 31623, 100000, 316228])
+def test_a_run_to_an_earlier_horizon_logs_the_prefix_of_the_lines_steps(horizon):
+    """The fits' horizons (10^(k/2), rounded) on the atlas's grid (61 points to 10^6): the shorter
+    run logs its horizon and, up to it, the same number of steps, each within its rounding."""
+    full = [s for s in log_steps(10**6, 0, 61) if s <= horizon]
+    short = log_steps(horizon, 0, prefix_points(horizon, 10**6, 61))
+    assert horizon in short and len(short) == len(full)
+    assert (np.abs(np.array(short) - np.array(full)) <= np.maximum(1, 0.005 * np.array(full))).all()
 
 
 def test_convergence_runs_repeat_the_longest_horizons_windows_at_a_finer_step():

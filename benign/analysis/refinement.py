@@ -7,9 +7,11 @@ neighbouring coarse norms between which the seeds' mean label crosses 1/2, and `
 geometric norms between them, shifted by a fraction of a step that differs between seeds (the
 seeds' brackets are staggered, so that together they place the line's crossing finer than one
 seed's bracket). Every refinement seed is trained at every norm of the line's windows at its
-offset (the coarse seeds at the new norms only), to the line's length: the seeds that make a
-crossing an independent unit are added where the crossings are. A new seed whose crossing falls
-outside a window is censored at the window's end, never dropped.
+offset (the coarse seeds at the new norms only), to the latest horizon of a window that holds
+the norm: the seeds that make a crossing an independent unit are added where the crossings are,
+and a norm only an early window needs is not trained to the line's length (its logged steps are
+the prefix of the line's log-spaced grid, its horizon among them). A new seed whose
+crossing falls outside a window is censored at the window's end, never dropped.
 
 The step-convergence runs repeat the windows of the longest horizon for a few seeds at the step
 divided by ``factor`` and ``factor`` times the steps: the same normalised time, finer steps. New
@@ -70,12 +72,26 @@ def offsets(seeds) -> dict[int, float]:
     return {s: k / len(ordered) for k, s in enumerate(ordered)}
 
 
-def _line_norms(found: pd.DataFrame, points: int, offset: float) -> dict[tuple[int, int], list[float]]:
-    """{(d, n): the sorted norms of every window of the line, at one seed's ``offset``}."""
-    out: dict[tuple[int, int], set] = {}
+def _line_norms(found: pd.DataFrame, points: int, offset: float) -> dict[tuple[int, int], dict[float, int]]:
+    """{(d, n): {norm: the latest horizon of the line's windows that hold it}, the norms of every
+    window of the line at one seed's ``offset``, sorted}."""
+    out: dict[tuple[int, int], dict[float, int]] = {}
     for w in found.itertuples():
-        out.setdefault((w.d, w.n), set()).update(window_norms(w.low, w.high, points, offset))
-    return {line: sorted(norms) for line, norms in out.items()}
+        line = out.setdefault((w.d, w.n), {})
+        for norm in window_norms(w.low, w.high, points, offset):
+            line[norm] = max(line.get(norm, 0), int(w.horizon))
+    return {line: dict(sorted(norms.items())) for line, norms in out.items()}
+
+
+def prefix_points(horizon: int, steps: int, log_points: int) -> int:
+    """The log-spaced points of a run to ``horizon`` whose logged steps are those of a run to
+    ``steps`` with ``log_points`` points, up to ``horizon`` (benign.synthetic.trainer.log_steps:
+    np.geomspace(1, steps, log_points) rounded, ``horizon`` itself always logged): the same
+    spacing, each step the same up to its rounding where ``horizon`` lies on that grid, as the
+    fits' horizons do (tested)."""
+    if horizon >= steps or log_points <= 1:
+        return log_points
+    return int(round((log_points - 1) * np.log(horizon) / np.log(steps))) + 1
 
 
 def _coarse(runs: pd.DataFrame, curves: pd.DataFrame, horizons, criteria: Criteria):
@@ -96,8 +112,8 @@ def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizons, points: 
                     criteria: Criteria, setting: str) -> list[dict]:  # fmt: skip
     """The refinement's runs (plain dicts, for the planner's jobs): the windows of the coarse
     ``runs`` at every horizon a line reaches; every seed of ``seeds`` and of the line at every
-    window norm it has not run, trained to the line's length with ``log_points`` log-spaced
-    logged steps."""
+    window norm it has not run, trained to the latest horizon of the windows that hold the norm,
+    logged at the steps of the line's ``log_points`` log-spaced steps up to there."""
     runs, labels = _coarse(runs, curves, horizons, criteria)
     found = windows(runs, labels)
     every = sorted({*map(int, seeds), *map(int, runs["seed"])})
@@ -107,9 +123,9 @@ def refinement_runs(runs: pd.DataFrame, curves: pd.DataFrame, horizons, points: 
             line = runs[(runs["d"] == d) & (runs["n"] == n)]
             have = {(int(r.seed), round(float(r.signal_norm), 6)) for r in line.itertuples()}
             first, steps = line.iloc[0], int(line["steps"].max())
-            out += [_new_run(first, seed=seed, signal_norm=norm, steps=steps, setting=setting, sweeps=[setting],
-                             log_points=int(log_points))
-                    for norm in line_norms if (seed, norm) not in have]  # fmt: skip
+            out += [_new_run(first, seed=seed, signal_norm=norm, steps=min(horizon, steps), setting=setting,
+                             sweeps=[setting], log_points=prefix_points(horizon, steps, int(log_points)))
+                    for norm, horizon in line_norms.items() if (seed, norm) not in have]  # fmt: skip
     return out
 
 

@@ -28,6 +28,7 @@ CONDITIONS = {
     "delay_scan": "the token sweep delay_scan",
     "one_step": "the token sweep one_step",
     "w_control": "synthetic.boundary_fits of the token model and the token_p_w0 sweep atlas_w0",
+    "predictor_check": "synthetic.boundary_fits of the token model and the token sweep atlas_check",
     "max_margin": "max_margin",
     "real": "real.use",
 }

@@ -22,6 +22,7 @@ from benign.tables import (
     gap_dynamics,
     generalization_times,
     n_laws,
+    predictor_check,
     step_convergence,
     synthetic,
     w_control,
@@ -45,6 +46,7 @@ KINDS = {
         InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True),
         InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True),
         InputKind("fits", pd.read_csv, "table_regime_boundaries", 0),
+        InputKind("regime_model", pd.read_csv, "table_regime_model", 0),
         InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0),
         InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model"),
         InputKind("points", pd.read_parquet, "token_projection_points"),
@@ -117,6 +119,11 @@ ENTRIES = entries(
              view=atlas_of("runs", "labels", "criteria")),
     Artifact("regime_model", "table", "Theorem 4.1", "the fitted regime model that `python -m benign regime` "
              "reads", function=boundaries.regime_model, view=atlas_of("runs", "labels", "convergence"), **ATLAS_TABLE),
+    Artifact("predictor_check", "table", "beyond the paper", "the regime predictor checked off the atlas's grid: "
+             "each check seed's crossing against the predicted 95% interval of a new crossing, coverage over cells",
+             "Tables", when="predictor_check", function=predictor_check.predictor_check,
+             inputs={"runs": "runs@token", "curves": "curves@token", "model": "regime_model"},
+             params={"sweep": "@predictor_check", "regime": "synthetic.regime"}),
     Artifact("w_control", "table", "beyond the paper", "the atlas's W-frozen control: how far training W moves "
              "each boundary's crossing, per d, n and horizon", "Tables", when="w_control", function=w_control.w_control,
              inputs={"runs": "runs@token", "curves": "curves@token", "control_runs": "runs@token_p_w0",

@@ -59,6 +59,11 @@ HAS_ONE_STEP = ONE_STEP in SYN.get("token", {}).get("sweeps", {})
 W_CONTROL = "atlas_w0"
 W0_SWEEPS = SYN.get("token_p_w0", {}).get("sweeps", {})
 HAS_W_CONTROL = FITS.get("model") == "token" and W_CONTROL in W0_SWEEPS
+# the regime predictor's check off the atlas's grid (docs/regimes.md#the-predictors-check)
+PREDICTOR_CHECK = "atlas_check"
+HAS_PREDICTOR_CHECK = FITS.get("model") == "token" and PREDICTOR_CHECK in SYN.get(
+    "token", {}
+).get("sweeps", {})
 MODELS = plan.configured_models(config)
 SCRIPTS = Path(workflow.basedir) / "workflow/scripts"
 
@@ -192,6 +197,7 @@ def built(art, model=None):
         "delay_scan": HAS_DELAY_SCAN,
         "one_step": HAS_ONE_STEP,
         "w_control": HAS_W_CONTROL,
+        "predictor_check": HAS_PREDICTOR_CHECK,
         "max_margin": bool(MM_RUNS),
         "real": bool(REAL_CELLS),
     }
@@ -243,6 +249,7 @@ CONSTANTS = {
     and {"setting": CONVERGENCE_SETTING, "factor": CONVERGENCE["factor"]},
     "one_step": ONE_STEP,
     "w_control": W_CONTROL,
+    "predictor_check": PREDICTOR_CHECK,
     "delay_scan": DELAY_SCAN,
     # per data set, a sentence for the real tables' header
     "real_notes": {

@@ -1,0 +1,85 @@
+"""The regime predictor's check off the atlas's grid: its coverage table
+(docs/regimes.md#the-predictors-check)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benign.analysis import predictor_check as check
+from benign.analysis.theory import Criteria, regimes_at
+from benign.tables.common import MISSING, PathLike, _markdown_table, write
+
+
+def _share(value: float, low: float, high: float) -> str:
+    if not np.isfinite(value):
+        return MISSING
+    ends = f" [{low:.2f}, {high:.2f}]" if np.isfinite(low) and np.isfinite(high) else " (one cell: no interval)"
+    return f"{value:.2f}{ends}"
+
+
+def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str, regime: dict,
+                    stem: PathLike) -> pd.DataFrame:  # fmt: skip
+    """One row per boundary, horizon and region (inside the atlas's design or outside) of the
+    check's cells: seeds inside, straddling and outside the predictor's 95% interval of a new
+    crossing, and the coverage bounds' means over the cells with their intervals. The check's
+    runs are those of ``sweep``; they must be trained as the predictor asks (else an error
+    naming the value). The per-cell rows follow in the Markdown."""
+    ok = runs[(runs["status"] == "ok") & runs["sweeps"].map(lambda names: sweep in set(names))].drop_duplicates(
+        "run_id"
+    )
+    if ok.empty:
+        raise ValueError(f"sweep {sweep!r}: no finished run of the predictor's check")
+    if problem := check.schedule_problem(ok, model):
+        raise ValueError(f"sweep {sweep!r}: {problem}")
+    horizons = sorted(int(h) for h in model["horizon"].unique())
+    labels = regimes_at(curves[curves["run_id"].isin(ok["run_id"])], horizons, Criteria(**regime))
+    cells = check.cell_coverage(check.seed_brackets(ok, labels, model))
+    table = check.coverage(cells)
+    rows = [r for _, r in table.iterrows()]
+    display = pd.DataFrame(
+        {
+            "Boundary": table["boundary"],
+            "Steps": table["horizon"],
+            "Cells": [f"{r['cells']} ({r['region']})" for r in rows],
+            "Seeds: inside / straddling / outside": [
+                f"{r['inside']} / {r['straddles']} / {r['outside']}" for r in rows
+            ],
+            "Coverage, inside only [95%]": [
+                _share(r["cover_low"], r["cover_low_low"], r["cover_low_high"]) for r in rows
+            ],
+            "Coverage, straddling counted [95%]": [
+                _share(r["cover_high"], r["cover_high_low"], r["cover_high_high"]) for r in rows
+            ],
+            "Nominal 95%": table["verdict"],
+        }
+    )
+    per_cell = pd.DataFrame(
+        {
+            "Boundary": cells["boundary"],
+            "Steps": cells["horizon"],
+            "d": cells["d"].map(lambda v: f"{v:g}"),
+            "n": cells["n"],
+            "Design": cells["design"].map({True: "inside", False: "outside (warned)"}),
+            "Predicted ||mu||* [95% of a new crossing]": [
+                f"{r.predicted:.3g} [{r.low:.3g}, {r.high:.3g}]" for r in cells.itertuples()
+            ],
+            "Seeds: inside / straddling / outside": [
+                f"{r.inside} / {r.straddles} / {r.outside}" for r in cells.itertuples()
+            ],
+        }
+    )
+    ds, ns = sorted(ok["d"].unique()), sorted(ok["n"].unique())
+    header = [
+        "## Synthetic data: the regime predictor checked off the grid",
+        f"Runs of the sweep {sweep} at (d, n) cells no fit reads (d {', '.join(f'{v:g}' for v in ds)}; n "
+        f"{', '.join(str(int(v)) for v in ns)}), with seeds of their own, trained at the step size, integrator and "
+        "tolerance the predictor names. Each seed's crossing of each boundary is bracketed between two neighbouring "
+        "norms of the check's grid and set against the predictor's 95% interval of a new crossing at (d, n): "
+        "'inside', 'outside', or 'straddling' (the grid cannot tell), so coverage is a pair of bounds. The units are "
+        "the cells (a cell's seeds share whatever the law misses there): each bound is the mean of the cells' "
+        "fractions, with Student's t over the cells (Clopper-Pearson on the cells where they do not differ). Cells "
+        "below the atlas's design region d >= k n^2, where the predictor warns, are reported apart.",
+    ]
+    write(table, display, header, stem, footer=["### Per cell", _markdown_table(per_cell)])
+    return table
