@@ -172,3 +172,21 @@ def test_the_table_fits_each_boundary_at_each_horizon(tmp_path):
     md = (tmp_path / "rb.md").read_text()
     for words in ("Model comparison", "Local slopes per decade", "d 1e+06 to 1e+07", "extrapolated", "Settled from"):
         assert words in md
+
+
+def test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d(root):
+    """docs/regimes.md#words: a law c d^a (ln d)^gamma fitted as a pure power over the default
+    atlas's d moves a by gamma times the least-squares slope of ln ln d on ln d (0.091 over 10^3
+    to 10^7), so the margin 0.05 is the reach of gamma = 0.55; over n 10 to 80 the same factor
+    in ln n moves b by 0.31 gamma (the margin: gamma 0.16). Printed for the docs."""
+    import yaml
+
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())
+    ds = cfg["synthetic"]["token"]["sweeps"]["atlas"]["axes"]["d"]
+    margin = cfg["synthetic"]["boundary_fits"]["margin"]
+    x = np.log(np.asarray(ds, float))
+    slope = np.polyfit(x, np.log(x), 1)[0]
+    print(f"ln ln d on ln d over d {ds[0]:g}..{ds[-1]:g}: slope {slope:.3f}; margin {margin} = gamma {margin / slope:.2f}")
+    assert slope == pytest.approx(0.0912, abs=5e-4) and margin / slope == pytest.approx(0.55, abs=0.01)
+    xn = np.log(np.array([10.0, 20.0, 40.0, 80.0]))
+    assert np.polyfit(xn, np.log(xn), 1)[0] == pytest.approx(0.309, abs=1e-3)

@@ -90,7 +90,8 @@ def _atlas(rng, spread, b=-0.5, tau=0.03, seeds=(1, 2, 3, 4), step=2 ** (1 / 8))
 def test_the_order_statistic_predicts_the_labels_extra_b():
     """Flipped samples that spread (0.5 in ln) about an exact n^(-1/2): the samples' b holds -1/2,
     the label's is lower by what the rank's order statistic adds, inside the difference's interval;
-    where the samples do not spread (one crossing per line), the label's b is theirs."""
+    where the samples do not spread (one crossing per line), the label's b is theirs and the spread
+    is not read (one bracket holds every sample)."""
     rng = np.random.default_rng(3)
     runs, labels = _atlas(rng, spread=0.5)
     table = n_law.n_laws(runs, labels, CRITERIA).set_index("boundary")
@@ -104,7 +105,7 @@ def test_the_order_statistic_predicts_the_labels_extra_b():
 
     runs, labels = _atlas(np.random.default_rng(4), spread=0.0)
     same = n_law.n_laws(runs, labels, CRITERIA).set_index("boundary").loc[n_law.SAMPLES]
-    assert abs(same["order_b"]) < 0.01
+    assert np.isnan(same["spread"]) and np.isnan(same["order_b"])  # one bracket per line: no spread to read
     assert same["label_minus_samples_low"] <= 0 <= same["label_minus_samples_high"]
 
 
@@ -137,3 +138,26 @@ def test_the_table_words_where_each_value_lies(tmp_path):
     hardmax = next(line for line in md.splitlines() if line.startswith("| hard-max selection"))
     assert "| 0: outside |" in hardmax and "| inside |" in hardmax, hardmax
     assert "0.90 of a decade" in md
+
+
+def test_the_spread_is_unknown_where_every_sample_lies_in_one_bracket():
+    """Three samples inside one factor-2 bracket: the brackets cannot say how far apart they lie
+    (NaN, not 0); a line whose counts change more than once is left out of the spread."""
+    runs, labels = _line([5.0, 5.5, 6.0], [1.0, 2.0, 4.0, 8.0, 16.0])
+    assert np.isnan(n_law.within_line_spread(n_law.sample_crossings(labels, runs)))
+    runs, labels = _line(np.exp([-1.0, 0.0, 1.0]), list(np.exp(np.arange(-3, 3, 0.01))))
+    cr = n_law.sample_crossings(labels, runs)
+    wild = cr.assign(d=cr["d"] + 1, lower=cr["lower"] / 50, changes=3)  # a second line, non-monotone
+    both = pd.concat([cr, wild], ignore_index=True)
+    assert n_law.within_line_spread(both) == pytest.approx(n_law.within_line_spread(cr))
+
+
+def test_the_spread_of_two_blocks_is_their_half_distance():
+    """Flipped samples fitted in two blocks (half of them at one norm, half at another, as the
+    atlas's lines do): the spread read is half the blocks' distance in ln, the standard deviation
+    of two equal point masses."""
+    stars = np.exp([-0.5, -0.5, 0.5, 0.5])
+    runs, labels = _line(stars, list(np.exp(np.arange(-3, 3, 0.01))))
+    assert n_law.within_line_spread(n_law.sample_crossings(labels, runs)) == pytest.approx(
+        0.5 * math.sqrt(4 / 3), abs=0.02
+    )  # pooled with k - 1 = 3 degrees of freedom: 4 deviations of 0.5 over 3

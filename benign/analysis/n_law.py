@@ -79,15 +79,19 @@ def within_line_spread(cr: pd.DataFrame) -> float:
     """The spread of a line's flipped samples' log crossings: the pooled variance of the geometric
     midpoints of each line's closed brackets about their line's mean (lines with two or more),
     less the variance the brackets' widths add (w^2 / 12, a crossing uniform in its bracket),
-    as a standard deviation (0 where the widths explain it all). NaN where no line has two."""
-    closed = cr[(cr["lower"] > 0) & np.isfinite(cr["upper"])]
+    as a standard deviation (0 where the widths explain it all). Brackets of a count whose label
+    changes more than once are left out (their ends hold every change, not one crossing). NaN
+    where no line has two, or where no line has two distinct brackets: the samples then lie
+    within one bracket, and how far apart inside it the brackets cannot say."""
+    closed = cr[(cr["lower"] > 0) & np.isfinite(cr["upper"]) & (cr["changes"] <= 1)]
     low, high = np.log(closed["lower"].to_numpy(float)), np.log(closed["upper"].to_numpy(float))
     frame = closed[crossings.LINE].assign(mid=0.5 * (low + high), width=high - low)
     groups = frame.groupby(crossings.LINE)["mid"]
     many = (groups.transform("size") > 1).to_numpy()
     dev = (frame["mid"] - groups.transform("mean")).to_numpy()[many]
     dof = int((groups.size()[groups.size() > 1] - 1).sum())
-    if dof <= 0:
+    distinct = groups.nunique()
+    if dof <= 0 or not (distinct > 1).any():
         return float("nan")
     widths = frame["width"].to_numpy()[many]
     return float(math.sqrt(max(np.sum(dev**2) / dof - np.mean(widths**2) / 12, 0.0)))

@@ -38,7 +38,8 @@ def _order(r) -> str:
     if r["boundary"] != SAMPLES:
         return MISSING
     predicted = f"{r['order_b']:+.3f}" if np.isfinite(r.get("order_b", np.nan)) else MISSING
-    return f"{_iv(r, 'label_minus_samples')}; predicted {predicted} (spread {r['spread']:.2f})"
+    spread = f"spread {r['spread']:.2f}" if np.isfinite(r.get("spread", np.nan)) else "spread not resolved"
+    return f"{_iv(r, 'label_minus_samples')}; predicted {predicted} ({spread})"
 
 
 def n_laws(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria, stem: PathLike) -> pd.DataFrame:
