@@ -186,7 +186,9 @@ def test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d(root):
     margin = cfg["synthetic"]["boundary_fits"]["margin"]
     x = np.log(np.asarray(ds, float))
     slope = np.polyfit(x, np.log(x), 1)[0]
-    print(f"ln ln d on ln d over d {ds[0]:g}..{ds[-1]:g}: slope {slope:.3f}; margin {margin} = gamma {margin / slope:.2f}")
+    print(
+        f"ln ln d on ln d over d {ds[0]:g}..{ds[-1]:g}: slope {slope:.3f}; margin {margin} = gamma {margin / slope:.2f}"
+    )
     assert slope == pytest.approx(0.0912, abs=5e-4) and margin / slope == pytest.approx(0.55, abs=0.01)
     xn = np.log(np.array([10.0, 20.0, 40.0, 80.0]))
     assert np.polyfit(xn, np.log(xn), 1)[0] == pytest.approx(0.309, abs=1e-3)

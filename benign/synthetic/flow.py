@@ -15,8 +15,8 @@ Explicit Euler steps of length dt (one gradient-descent step at lr x dt) integra
   shorter run is a prefix of a longer one, as with gradient descent.
 
 Logits grow like log t, so a step of a fixed change grows like t and a run to time t takes
-about log(t) / tol steps. What a model needs for it: ``step(dt)``, ``scores()``, ``state()`` and
-``load_state()`` (benign.synthetic.models.token_selection.Batch). Torch-free at import: the
+about log(t) / tol steps. What a model needs for it: ``step(dt, keep)``, ``scores()`` and
+``undo()``, which takes back a step taken with ``keep`` without copying the state (benign.synthetic.models.token_selection.Batch). Torch-free at import: the
 planner reads its constants and its cost estimate.
 """
 
@@ -64,9 +64,8 @@ def advance(model, clock: Clock, tol: float, scores):
     clock and returns the logits at the new point."""
     first = clock.time == 0.0
     while True:
-        saved = model.state()
         dt = 1.0 if first else clock.dt
-        model.step(dt)
+        model.step(dt, keep=True)
         clock.iterations += 1
         after = model.scores()
         moved = change(scores, after)
@@ -74,7 +73,7 @@ def advance(model, clock: Clock, tol: float, scores):
             clock.time += dt
             clock.dt = dt * (GROWTH if moved == 0 else min(GROWTH, SAFETY * tol / moved))
             return after
-        model.load_state(saved)
+        model.undo()
         clock.dt = dt * min(0.5, SAFETY * tol / moved)
         if clock.dt < MIN_DT:
             raise FloatingPointError(
@@ -82,16 +81,15 @@ def advance(model, clock: Clock, tol: float, scores):
             )
 
 
-def reach(model, clock: Clock, k: int):
+def reach(model, clock: Clock, k: int) -> bool:
     """The model at step ``k`` (clock.time <= k < clock.time + clock.dt): one step from the grid's
-    last point, whose state is returned to restore once the step is logged (None when k is on the
-    grid)."""
+    last point, to be taken back (``model.undo()``) once the step is logged. False when k is on
+    the grid (no step taken)."""
     if k == clock.time:
-        return None
-    saved = model.state()
-    model.step(k - clock.time)
+        return False
+    model.step(k - clock.time, keep=True)
     clock.iterations += 1
-    return saved
+    return True
 
 
 def iterations(steps: int, tol: float, logged: int) -> int:

@@ -249,11 +249,11 @@ def _train_flow(run: _Training, start: dict | int) -> int:
                 log.info("batch %s: time %.4g of %.4g (step %d/%d), %d iterations, dt %.3g steps (%.0f s)", key,
                          clock.time * s0.normalised_step, steps * s0.normalised_step, clock.time, steps,
                          clock.iterations, clock.dt, run.seconds())  # fmt: skip
-        grid = flow.reach(model, clock, k)
+        off_grid = flow.reach(model, clock, k)
         ft, att_t = model.outputs_test(attention=True)
         run.record(k, *model.outputs_train(), ft, att_t)
-        if grid is not None:
-            model.load_state(grid)
+        if off_grid:
+            model.undo()
         clock.logged = k
     return clock.iterations
 

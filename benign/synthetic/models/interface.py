@@ -48,3 +48,6 @@ class ModelBatch(Protocol):
     def load_state(self, state: dict[str, torch.Tensor]) -> None:
         """Continue from :meth:`state`."""
         ...
+
+    # A model the gradient flow integrates (benign.synthetic.flow) also has step(dt) and undo(),
+    # which takes the last step back.

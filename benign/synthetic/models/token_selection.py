@@ -122,6 +122,8 @@ class Batch:
 
         self.c = torch.zeros(self.B, n * T, **kw)
         self.A = torch.zeros(self.B, n * T, n * T, **kw)
+        self._spare, self._kept = None, None  # a kept step's buffer and c before it (step(keep=True))
+        self._logits_of = None  # (c, the logits of that state)
 
     # -- the runs' G = X V and S = X X^T, applied to one vector per run ----------------------
     def _G(self, v: torch.Tensor) -> torch.Tensor:
@@ -138,9 +140,19 @@ class Batch:
     def _h(self, Gc: torch.Tensor) -> torch.Tensor:
         return _mv(self.A, Gc)
 
-    def _train_forward(self):
+    def _logits(self) -> torch.Tensor:
+        """s = X W p of every training token, (B, N): computed once per state. The flow reads
+        them after every step (benign.synthetic.flow) and the next step starts from them; a
+        state is known by its c, which every step, undo and load replaces (never changes in place)."""
+        if self._logits_of is not None and self._logits_of[0] is self.c:
+            return self._logits_of[1]
         Gc = self._G(self.c)
         s = Gc + self._S(self._h(Gc)) if self.train_W else Gc  # h = A G c, and E = 0 with W fixed
+        self._logits_of = (self.c, s)
+        return s
+
+    def _train_forward(self):
+        s = self._logits()
         att = torch.softmax(s.view(self.B, self.n, self.T), dim=-1)
         f = (att * self.r.view(self.B, self.n, self.T)).sum(-1)
         return f, att
@@ -176,33 +188,49 @@ class Batch:
         m = {"train": self.n, "test": self.n_test}[split]
         return (self.r if split == "train" else self.r_test).view(self.B, m, self.T)
 
-    def step(self, dt: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    def step(self, dt: float = 1.0, keep: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """One gradient-descent step at lr x ``dt`` (``dt`` other than 1: a step of the gradient
-        flow, benign.synthetic.flow); returns the outputs before the update."""
+        flow, benign.synthetic.flow); returns the outputs before the update. With ``keep``, the
+        state before it is kept for :meth:`undo`: A's update is written to a second buffer
+        (the same traffic as in place) and c is replaced, so nothing is copied."""
         f, att = self._train_forward()
         dLdf = -self.y * torch.sigmoid(-self.y * f) / self.n  # (B, n)
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
         lr = self.lr[:, None] if dt == 1.0 else self.lr[:, None] * dt
         if self.train_W:
             grad_c = g + _mvT(self.A, self._S(g))
-            self.A.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # A -= lr g c^T, one pass
+            if keep:  # A - lr g c^T into the spare buffer (elementwise: one read of A, one write), then swapped
+                if self._spare is None:
+                    self._spare = torch.empty_like(self.A)
+                torch.addcmul(self.A, (lr * g).unsqueeze(-1), self.c.unsqueeze(1), value=-1.0, out=self._spare)
+                self.A, self._spare = self._spare, self.A
+            else:
+                self.A.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # A -= lr g c^T, one pass
         else:
             grad_c = g
+        self._kept = self.c if keep else None  # c is replaced, never changed in place
         self.c = self.c - lr * grad_c
         return f, att
+
+    def undo(self) -> None:
+        """Take back the last step, taken with ``keep``: exactly the state before it."""
+        if self._kept is None:
+            raise RuntimeError("undo(): the last step was not taken with keep=True")
+        if self.train_W:
+            self.A, self._spare = self._spare, self.A
+        self.c, self._kept = self._kept, None
 
     def state(self) -> dict[str, torch.Tensor]:
         return {"c": self.c.clone(), "A": self.A.clone()}
 
     def load_state(self, state: dict[str, torch.Tensor]) -> None:
         self.c, self.A = state["c"].to(self.c), state["A"].to(self.A)
+        self._logits_of = None
 
     # -- what the attention-SVM check reads (benign.synthetic.max_margin_alignment) ------------------------
     def scores(self) -> torch.Tensor:
         """s = X W p of every training token, (B, n, T): the logits the softmax selects by."""
-        Gc = self._G(self.c)
-        s = Gc + self._S(self._h(Gc)) if self.train_W else Gc
-        return s.view(self.B, self.n, self.T)
+        return self._logits().view(self.B, self.n, self.T)
 
     def key_gram(self, keys: str) -> torch.Tensor:
         """(B, N, N) Gram matrices of the training tokens' keys: ``"init"``, k = W0^T x (G = X W0
