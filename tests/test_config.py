@@ -123,8 +123,8 @@ def test_the_config_layer_does_not_import_torch():
 
 
 def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg):
-    """The atlas's lines: d from 10^3 to 10^7, n from 10 to 40 (config/atlas_n80.yaml adds 80),
-    every line with d >= 5 n^2 (the exclusions), n eta
+    """The atlas's lines: d from 10^3 to 10^7, n from 10 to 80 (0.9 of a decade), every line with
+    d >= 5 n^2 (the exclusions), n eta
     an even number of flips (the realised rate is 0.2 on every line), the Gram engine throughout,
     the step size 5 on every run (lr = 5 / d: the step does not grow with d), and on each line the
     norms whose SNR lies in the sweep's range."""
@@ -132,8 +132,8 @@ def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg
 
     runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs]
     lines = {(r["d"], r["n"]) for r in runs}
-    assert min(d for d, _ in lines) == 1000 and max(d for d, _ in lines) == 10**7 and len(lines) == 13
-    assert {n for _, n in lines} == {10, 20, 40}
+    assert min(d for d, _ in lines) == 1000 and max(d for d, _ in lines) == 10**7 and len(lines) == 16
+    assert {n for _, n in lines} == {10, 20, 40, 80}
     assert all(d >= 5 * n * n for d, n in lines)
     assert all(n_flips(r["n"], r["eta"]) == 0.2 * r["n"] for r in runs)
     assert {r["engine"] for r in runs} == {"gram"}

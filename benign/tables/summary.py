@@ -157,6 +157,25 @@ def _n_laws(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("predictor_check", "The regime predictor checked off the grid: coverage over cells"))
+def _predictor_check(table: pd.DataFrame) -> pd.DataFrame:
+    rows = [r for _, r in table.iterrows()]
+
+    def share(r, name):
+        low, high = r[f"{name}_low"], r[f"{name}_high"]
+        ends = f" [{low:.2f}, {high:.2f}]" if np.isfinite(low) and np.isfinite(high) else ""
+        return f"{r[name]:.2f}{ends}"
+
+    return pd.DataFrame({
+        "boundary": table["boundary"], "steps": table["horizon"],
+        "cells (region)": [f"{r['cells']} ({r['region']})" for r in rows],
+        "seeds inside / straddling / outside": [f"{r['inside']} / {r['straddles']} / {r['outside']}" for r in rows],
+        "coverage, inside only [95%]": [share(r, "cover_low") for r in rows],
+        "coverage, straddling counted [95%]": [share(r, "cover_high") for r in rows],
+        "nominal 95%": table["verdict"],
+    })  # fmt: skip
+
+
 @section(("w_control", "What training W does to the atlas's crossings (W-frozen twins)"))
 def _w_control(table: pd.DataFrame) -> pd.DataFrame:
     out = (
