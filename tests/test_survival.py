@@ -191,3 +191,13 @@ def test_the_intervals_cover_across_the_atlas_cells(capsys):
         )
     assert all(h >= 0.90 * draws for h in hits.values()), hits
     assert by_line < 0.85 * draws, by_line
+
+
+def test_the_times_read_only_the_runs_trained_to_their_lines_full_length():
+    """A refinement norm only an early window needs is trained to that window's horizon: its
+    censoring is tied to its event time, so the survival tables leave it out (per (d, n) line)."""
+    from benign.analysis.survival import full_length
+
+    runs = pd.DataFrame({"d": [100, 100, 100, 200, 200], "n": [10, 10, 10, 10, 10],
+                         "steps": [1000, 10, 1000, 316, 316], "run_id": list("abcde")})  # fmt: skip
+    assert list(full_length(runs)["run_id"]) == ["a", "c", "d", "e"]

@@ -170,6 +170,15 @@ def regression_rows(times: pd.DataFrame, time: str, group: str) -> list[dict]:
     ]  # fmt: skip
 
 
+def full_length(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs trained to their (d, n) line's full length. The refinement trains a norm only an
+    early window needs to that window's horizon (benign.analysis.refinement), chosen because a
+    crossing lies near it then: such a run's censoring is tied to its event time, and its last
+    step is no long-time readout, so the times and their groups read the full-length runs only."""
+    longest = runs.groupby(["d", "n"])["steps"].transform("max")
+    return runs[runs["steps"] == longest]
+
+
 def long_time_groups(runs: pd.DataFrame, hardmax_threshold: float) -> pd.Series:
     """Each run's group by its long-time readout at its last step: "selects" where the hard-max
     readout's test error is at most ``hardmax_threshold`` (the run heads for generalization:

@@ -203,8 +203,8 @@ def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
 def generalization_delay(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLike, bands: int) -> None:
     """The fit time and the generalization time as survival curves: per SNR band, the
     Kaplan-Meier fraction of runs that have reached each by a step (censored runs kept: the curve
-    stops short of 1 where some never do by the horizon)."""
-    ok = runs[runs["status"] == "ok"]
+    stops short of 1 where some never do by the horizon; the full-length runs: survival.full_length)."""
+    ok = survival.full_length(runs[runs["status"] == "ok"])
     band = dict(zip(ok["run_id"], survival.snr_bands(ok["snr"], bands)))
     order = ok.assign(band=ok["run_id"].map(band)).groupby("band")["snr"].min().sort_values().index
     colours = dict(zip(order, plt.get_cmap("viridis")(np.linspace(0.1, 0.85, len(order)))))

@@ -20,7 +20,7 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     Markdown, the per-band medians. ``runs``: the atlas runs annotated with milestones
     (benign.analysis.milestones.annotate), each once; ``regime`` (``synthetic.regime``): the
     hard-max threshold that groups them by where they head (benign.analysis.survival)."""
-    runs = runs[runs["status"] == "ok"]
+    runs = survival.full_length(runs[runs["status"] == "ok"])
     groups = survival.long_time_groups(runs, regime["hardmax_threshold"])
     rows = []
     for group in ("selects", "does not select"):
