@@ -167,3 +167,18 @@ def test_a_sweep_may_fix_the_flow_and_its_jobs_cost_its_steps():
     assert all(RunSpec(**r).flow_tol == r["flow_tol"] for r in runs)
     gd = [dict(r, integrator="gd", flow_tol=None) for r in runs[:2]]
     assert resources.batch_need(runs[:2], "cpu")[1] < resources.batch_need(gd, "cpu")[1] / 1000
+
+
+def test_the_predictors_check_lies_off_the_atlass_grid_at_its_noise_rate(cfg):
+    """The check's cells (docs/regimes.md#the-predictors-check): no (d, n) of the atlas, seeds no
+    fit uses, the atlas's step size, integrator and horizon, and n eta an even number of flips,
+    so the realised noise rate is the atlas's 0.2 (n = 14 would flip 2 labels: 0.14)."""
+    from benign.synthetic.spec import n_flips
+
+    jobs = plan.synthetic_jobs(cfg)
+    atlas = [r for job, rs in jobs.items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs]
+    check = [r for job, rs in jobs.items() if job.startswith("token_atlas_check") for r in rs]
+    assert check and not {(r["d"], r["n"]) for r in check} & {(r["d"], r["n"]) for r in atlas}
+    assert not {r["seed"] for r in check} & set(cfg["synthetic"]["boundary_fits"]["refine"]["seeds"])
+    assert all(n_flips(r["n"], r["eta"]) == 0.2 * r["n"] for r in check)
+    assert {(r["step_size"], r["integrator"], r["steps"]) for r in check} == {(5, "flow", atlas[0]["steps"])}
