@@ -57,6 +57,8 @@ SET_UP = {
     ("overfits", "a"): (0.5, "the normalisation (an SNR contour)"),
 }
 LABEL_OF = {name: column for name, column, *_ in BOUNDARIES}
+# each boundary's label column and whether it is negated (True above the boundary once read so)
+SIDES = {name: (column, negate) for name, column, negate, *_ in BOUNDARIES}
 
 
 def side_labels(labels: pd.DataFrame, runs: pd.DataFrame, column: str, negate: bool) -> pd.DataFrame:

@@ -24,11 +24,10 @@ import pandas as pd
 from scipy.stats import binomtest
 from scipy.stats import t as student
 
-from benign.analysis.boundaries import BOUNDARIES, side_labels
+from benign.analysis.boundaries import SIDES, side_labels
 from benign.analysis.crossings import crossings
 from benign.analysis.predictor import OutsideModel, predict
 
-SIDES = {name: (column, negate) for name, column, negate, *_ in BOUNDARIES}
 LEVEL = 0.95
 CELL = ["boundary", "horizon", "d", "n"]
 

@@ -24,12 +24,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign.analysis.boundaries import BOUNDARIES
+from benign.analysis.boundaries import SIDES
 from benign.analysis.theory import Criteria, regimes_at
 from benign.synthetic import spec
 
-# label column, negated: of each boundary the regime-boundaries table fits
-SIDES = {name: (column, negate) for name, column, negate, *_ in BOUNDARIES}
 RUN_FIELDS = tuple(k for k in spec.NUMBERS if k not in ("signal_norm", "steps", "seed"))  # the line's, at any norm
 
 

@@ -78,7 +78,8 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
         "norms of the check's grid and set against the predictor's 95% interval of a new crossing at (d, n): "
         "'inside', 'outside', or 'straddling' (the grid cannot tell), so coverage is a pair of bounds. The units are "
         "the cells (a cell's seeds share whatever the law misses there): each bound is the mean of the cells' "
-        "fractions, with Student's t over the cells (Clopper-Pearson on the cells where they do not differ). Cells "
+        "fractions, with Student's t over the cells (Clopper-Pearson where they do not differ). 'Below 95%' where even "
+        "the upper bound's interval ends under it, else '95% not rejected', a weak word (docs/regimes.md). Cells "
         "below the atlas's design region d >= k n^2, where the predictor warns, are reported apart.",
     ]
     write(table, display, header, stem, footer=["### Per cell", _markdown_table(per_cell)])
