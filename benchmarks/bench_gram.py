@@ -4,6 +4,7 @@ of the N x N state."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -140,3 +141,97 @@ def _slope(per_n: dict) -> float:
     N = np.array([r["N"] for r in per_n.values()], dtype=float)
     t = np.array([r["us_per_step"] for r in per_n.values()], dtype=float)
     return round(float(np.polyfit(np.log(N), np.log(t), 1)[0]), 2)
+
+
+def _atlas_batches(n: int, d: int) -> list[RunSpec]:
+    """The runs of the default atlas's first batch at (d, n): one seed's signal norms, as the
+    workflow trains them (benign.plan.jobs.synthetic_jobs on config/config.yaml)."""
+    import yaml
+
+    from benign.plan.jobs import synthetic_jobs
+    from benign.plan.validate import validate_config
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    runs = [RunSpec(**r) for job in synthetic_jobs(cfg).values() for r in job]
+    line = [s for s in runs if s.setting == "atlas" and s.n == n and s.d == d]
+    first = min(s.batch_key() for s in line)
+    return [s for s in line if s.batch_key() == first]
+
+
+def _iteration_us(model, repeats: int) -> float:
+    """One flow iteration as flow.advance takes it: a kept step, its logits, the step taken back
+    (so the state does not run away while timed); fastest mean of 3 x ``repeats``."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            model.step(1.0, keep=True)
+            model.scores()
+            model.undo()
+        best = min(best, (time.perf_counter() - start) / repeats)
+    return best * 1e6
+
+
+def flow_batch(ctx: Context) -> dict:
+    """The atlas's batched sweep as the workflow runs it: one batch of the default atlas (one
+    seed's signal norms at d = 10^5) trained by the gradient flow to the atlas's horizon, at
+    n = 10, 20, 40 and 80, and its iteration (a kept step, the logits, the step taken back) at 1
+    and 2 threads, against the floor of B x 7 passes over the N x N float64 state (gram_step)."""
+    from benign.synthetic.trainer import _batch
+
+    ns = (10, 20) if ctx.quick else (10, 20, 40, 80)
+    repeats = 20 if ctx.quick else 200
+    out = {}
+    for n in ns:
+        specs = _atlas_batches(n, 10**5)
+        if ctx.quick:
+            specs = [dataclasses.replace(s, steps=1000, log_points=5) for s in specs]
+        train_runs(specs[:1], device=ctx.device)  # warm-up
+        start = time.perf_counter()
+        runs, _, _ = train_runs(specs, device=ctx.device)
+        wall = time.perf_counter() - start
+        iterations = int(runs["iterations"].iloc[0])
+        model = _batch(specs, ctx.device, None)
+        per_thread = {}
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            per_thread[str(threads)] = round(_iteration_us(model, repeats), 1)
+        torch.set_num_threads(ctx.threads)
+        B, N = len(specs), 8 * n
+        bandwidth = _bandwidth_gb_s(B * N * N * 8)
+        floor_us = 7 * B * N * N * 8 / (bandwidth * 1e9) * 1e6
+        out[str(n)] = {
+            "B": B,
+            "N": N,
+            "d": specs[0].d,
+            "steps": specs[0].steps,
+            "dtype": str(model.dtype),
+            "batch_wall_s": round(wall, 3),
+            "iterations": iterations,
+            "us_per_iteration_in_training": round(wall / iterations * 1e6, 1),
+            "us_per_iteration_by_threads": per_thread,
+            "floor_us": round(floor_us, 1),
+            "over_floor": round(per_thread["1"] / floor_us, 1),
+            "state_mb": round(B * N * N * 8 / 2**20, 2),
+            "copy_bandwidth_gb_s": round(bandwidth, 1),
+        }
+    return {
+        "description": "one batch of the default atlas (d 10^5, one seed's norms, gradient flow to its horizon) per n; "
+        "its iteration at 1 and 2 threads against B x 7 passes over the N x N float64 state",
+        "per_n": out,
+        "blas": _blas(),
+    }
+
+
+def _blas() -> dict:
+    """The library paths torch takes on this machine: its BLAS, oneDNN and the CPU kernels' ISA."""
+    build = torch.__config__.show()
+    info = next(
+        (part.split("=", 1)[1] for part in build.replace(",", "\n").split() if part.startswith("BLAS_INFO=")), ""
+    )
+    return {
+        "blas": info,
+        "mkldnn": torch.backends.mkldnn.is_available(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+    }

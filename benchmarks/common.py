@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import resource
 import time
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
+BY_CPU = RESULTS / "cpu"
 
 
 class Skip(RuntimeError):
@@ -98,6 +100,14 @@ def _vector_isa() -> str:
     except (OSError, StopIteration):
         return platform.machine()
     return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+
+
+def cpu_kind(machine: dict) -> str:
+    """A folder name for the machine's CPU kind: its model name and widest vector instructions
+    (one model name covers CPUs with and without AVX-512)."""
+    name = f"{machine.get('processor', 'cpu')} {machine.get('vector_isa', '')}".lower()
+    name = re.sub(r"\(r\)|\(tm\)|processor|cpu @.*|\d+-core", " ", name)
+    return "-".join(re.findall(r"[a-z0-9]+", name))
 
 
 def _cpu_model() -> str:

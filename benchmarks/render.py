@@ -7,10 +7,11 @@ import json
 import re
 from pathlib import Path
 
-from benchmarks.common import RESULTS
+from benchmarks.common import BY_CPU, RESULTS
 
 README = Path(__file__).resolve().parent / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+KIND_START, KIND_END = "<!-- per-kind:start -->", "<!-- per-kind:end -->"
 ORDER = [
     "token_single", "token_row", "token_grid", "atlas", "encoder_500", "encoder_2000", "encoder_grid", "encoder_defer",
     "real_phase2", "real_flops", "dry_run",
@@ -176,6 +177,46 @@ def table(folder: Path) -> str:
     return head + "\n" + "\n".join(rows)
 
 
+def _per_n(r: dict, cell) -> str:
+    return "; ".join(f"n {n}: {cell(v)}" for n, v in r["per_n"].items())
+
+
+def per_kind(folder: Path = BY_CPU) -> str:
+    """One row per CPU kind and benchmark of the CPU's own costs (results/cpu/<kind>/*.json):
+    the Gram engine's step, the atlas's flow batch and the atlas as a whole, each with its date."""
+    rows = []
+    for kind in sorted(p for p in folder.glob("*") if p.is_dir()):
+        for name in ("gram_step", "flow_batch", "atlas"):
+            path = kind / f"{name}.json"
+            if not path.exists():
+                continue
+            r = json.loads(path.read_text())
+            m, day = r["machine"], r.get("started_utc", "")[:10]
+            if name == "gram_step":
+                what = _per_n(r, lambda v: f"{v['us_per_step']:.0f} us ({v['over_floor']}x floor)")
+            elif name == "flow_batch":
+                what = _per_n(
+                    r,
+                    lambda v: (
+                        f"B {v['B']}: {v['us_per_iteration_by_threads']['1']:,.0f} us ({v['over_floor']}x floor), "
+                        f"2 threads {v['us_per_iteration_by_threads']['2']:,.0f} us; batch to {v['steps']:.0e} steps "
+                        f"{v['batch_wall_s']:.2f} s in {v['iterations']} iterations"
+                    ),
+                )
+                blas = r.get("blas", {})
+                what += f" (BLAS {blas.get('blas', '?')}, kernels {blas.get('cpu_capability', '?')})"
+            else:
+                what = f"{_s(r['ours']['wall_s'])} on {m['cpu_count']} workers ({r['ours']['runs']} runs)"
+            rows.append(f"| {_cpu(m)} | {name} | {what} | {m['torch_threads']} | {day} |")
+    if not rows:
+        return "(no per-kind results yet)"
+    return "| CPU | benchmark | result | threads | measured |\n|---|---|---|---|---|\n" + "\n".join(rows)
+
+
+def _between(text: str, start: str, end: str, body: str) -> str:
+    return re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: f"{start}\n{body}\n{end}", text, flags=re.S)
+
+
 def render_readme() -> None:
     parts = []
     cpu = table(RESULTS)
@@ -186,7 +227,9 @@ def render_readme() -> None:
         parts.append("### GPU\n\n" + gpu)
     body = "\n\n".join(parts) or "(no results yet: run the suite)"
     text = README.read_text() if README.exists() else f"{START}\n{END}\n"
-    new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: f"{START}\n{body}\n{END}", text, flags=re.S)
+    new = _between(text, START, END, body)
+    if KIND_START in new:
+        new = _between(new, KIND_START, KIND_END, per_kind())
     README.write_text(new)
 
 

@@ -21,7 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
-from benchmarks.common import RESULTS, ROOT
+from benchmarks.common import BY_CPU, RESULTS, ROOT, cpu_kind
 
 # name -> (module, function); the order they run in.
 BENCHMARKS = {
@@ -39,11 +39,15 @@ BENCHMARKS = {
     "gram_scale": ("benchmarks.bench_gram", "gram_scale"),
     "gram_setup": ("benchmarks.bench_gram", "gram_setup"),
     "gram_step": ("benchmarks.bench_gram", "gram_step"),
+    "flow_batch": ("benchmarks.bench_gram", "flow_batch"),
 }
 # The encoder grid at the paper's settings is hours of CPU time: it runs by default only on CUDA
 # (and in --quick, at toy sizes); ask for it with --only encoder_grid. encoder_defer measures a
 # CUDA-only choice.
 CUDA_ONLY = {"encoder_grid", "encoder_defer"}
+# The CPU's own costs, kept per CPU kind (results/cpu/<kind>/): the machine changes from one run
+# to the next, and a speed measured on one kind is not another's (benchmarks/README.md#per-cpu-kind).
+PER_KIND = {"gram_step", "flow_batch", "atlas"}
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -96,6 +100,8 @@ def child(args: argparse.Namespace) -> int:
         "benchmark_wall_s": round(time.perf_counter() - start, 1),
     }
     write_result(args.out / f"{args.child}.json", out)
+    if args.child in PER_KIND and not args.quick and not ctx.cuda and not result.get("skipped"):
+        write_result(BY_CPU / cpu_kind(out["machine"]) / f"{args.child}.json", out)
     return 0
 
 
