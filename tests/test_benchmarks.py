@@ -46,3 +46,25 @@ def test_encoder_defer_benchmark_at_toy_sizes(tmp_path):
     json.dumps(result)  # written as JSON by the suite
     with pytest.raises(Skip):
         encoder_defer(Context(device=cpu, threads=1, quick=False, out=tmp_path))
+
+
+def test_per_kind_results_are_kept_and_rendered_one_row_per_kind_and_benchmark(tmp_path):
+    """Two CPU kinds' results land in two folders and two rows, each naming its CPU and date."""
+    from benchmarks.common import cpu_kind
+    from benchmarks.render import per_kind
+
+    intel = {"processor": "Intel(R) Xeon(R) Processor", "vector_isa": "AVX-512", "torch_threads": 1, "cpu_count": 2}
+    amd = {"processor": "AMD EPYC 9B14 96-Core Processor", "vector_isa": "AVX2", "torch_threads": 1, "cpu_count": 2}
+    assert cpu_kind(intel) == "intel-xeon-avx-512"
+    assert cpu_kind(amd) == "amd-epyc-9b14-avx2"
+    step = {"per_n": {"10": {"us_per_step": 115.0, "over_floor": 15.7}}}
+    for m, us in ((intel, 115.0), (amd, 230.0)):
+        folder = tmp_path / cpu_kind(m)
+        folder.mkdir()
+        result = {**step, "per_n": {"10": {"us_per_step": us, "over_floor": 15.7}}}
+        (folder / "gram_step.json").write_text(json.dumps({**result, "machine": m, "started_utc": "2026-12-06T00:00"}))
+    rows = [r for r in per_kind(tmp_path).splitlines() if r.startswith("| ") and "gram_step" in r]
+    assert len(rows) == 2
+    assert "AMD EPYC 9B14 96-Core Processor, AVX2" in rows[0] and "230 us" in rows[0]
+    assert "Intel(R) Xeon(R) Processor, AVX-512" in rows[1] and "115 us" in rows[1]
+    assert all("2026-12-06" in r for r in rows)
