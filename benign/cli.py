@@ -123,7 +123,7 @@ def check_memory(run: dict, device: str | None) -> None:
     from benign.plan import resources
 
     kind = "cuda" if (device or "").startswith("cuda") else "cpu"
-    need = resources.synthetic_job_need([run], kind).mem_mb
+    need = resources.synthetic_job_need([{**run, "engine": spec.resolve_engine(run)}], kind).mem_mb
     have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
     if need > have:
         gram = (

@@ -15,7 +15,7 @@ from snakemake.utils import update_config
 from benign.plan import ConfigError, resources
 from benign.plan import schema as config_schema
 from benign.plan.load import load
-from benign.synthetic import registry
+from benign.synthetic import registry, spec
 from benign.synthetic.spec import RunSpec
 from benign.synthetic.trainer import train_runs
 from tests.helpers.dummy_model import cost
@@ -83,3 +83,16 @@ def test_every_registered_model_has_a_cost_function_of_its_half():
         assert model.cost.__module__ == "benign.synthetic.costs", name
         memory, seconds = model.cost(2, {**run, "model": name}, "cpu")
         assert memory > 0 and seconds > 0, name
+
+
+def test_a_cost_asks_for_a_resolved_engine():
+    """costs sits below the registry and the spec (no circle): it takes a run whose ``auto`` engine
+    was decided, and refuses one that was not, naming the resolver."""
+    run = dict(n=10, T=4, d=4096, n_test=20, steps=100, sigma=1.0, seed=1, mlp_dim=None, model="token")
+    with pytest.raises(ValueError, match="resolve_engine"):
+        registry.model("token").cost(2, {**run, "engine": "auto"}, "cpu")
+    resolved = {**run, "engine": spec.resolve_engine({**run, "engine": "auto"})}
+    assert resolved["engine"] == "gram"
+    assert registry.model("token").cost(2, resolved, "cpu") == registry.model("token").cost(
+        2, {**run, "engine": "gram"}, "cpu"
+    )

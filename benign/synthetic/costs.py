@@ -7,7 +7,8 @@ computes them at parse time. Time follows a cost model per model, fitted to meas
 
 from __future__ import annotations
 
-from benign.synthetic import flow, spec
+from benign.synthetic import flow
+from benign.synthetic.engines import gram_min_d
 from benign.synthetic.speed.settings import DEFER_ROWS, TEST_CACHE_FLOATS  # torch-free
 
 # Seconds of one CPU core, fitted to the default reproduction's measured wall times (per batch):
@@ -28,15 +29,21 @@ DTYPE_BYTES = {("token", "cpu"): 8, ("token", "cuda"): 4, ("encoder", "cpu"): 4,
 
 
 def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
-    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py). With
+    """(bytes, seconds) of one token-model batch (benign/synthetic/models/token_selection.py), its
+    engine resolved (benign.synthetic.spec.resolve_engine). With
     the flow, its steps take the place of gradient descent's: :func:`flow_updates`."""
     n, T, d, n_test, steps = run["n"], run["T"], run["d"], run["n_test"], run["steps"]
     if run.get("integrator") == "flow":
         steps = flow_updates(run)
     N, Nt, b = n * T, n_test * T, DTYPE_BYTES[("token", device)]
     w0 = d * d
-    if spec.resolve_engine(run) == "gram":  # the same program in 2(N + 2) coordinates, W0 (2m, m)
-        d = spec.gram_min_d(n, T)
+    engine = run.get("engine") or "explicit"
+    if engine == "auto":
+        raise ValueError(
+            "the cost of a run whose engine is 'auto': resolve it first (benign.synthetic.spec.resolve_engine)"
+        )
+    if engine == "gram":  # the same program in 2(N + 2) coordinates, W0 (2m, m)
+        d = gram_min_d(n, T)
         w0 = d * d // 2
     shared = w0 + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
     per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from benign.core.rng import derived_seed
-from benign.synthetic.spec import gram_min_d
+from benign.synthetic.engines import gram_min_d
 
 
 def dimension(n: int, T: int) -> int:

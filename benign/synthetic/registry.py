@@ -33,7 +33,7 @@ class Model:
     options: dict = field(default_factory=dict)
     # f = sum_t softmax_t <x_t, nu> with the head nu fixed: the loss has a floor (benign.analysis.metrics)
     fixed_head: bool = False
-    # how its data and initialisation can be drawn (benign.synthetic.spec.ENGINES)
+    # how its data and initialisation can be drawn (benign.synthetic.engines.ENGINES)
     engines: tuple = ("explicit",)
     # how it can be trained (benign.synthetic.flow.INTEGRATORS): gradient descent, or also the
     # adaptive gradient flow (a model with ``step(dt)`` and ``scores()``)

@@ -15,9 +15,9 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from benign.synthetic import flow, registry
+from benign.synthetic import engines, flow, registry
+from benign.synthetic.engines import ENGINES, gram_min_d
 
-ENGINES = ("explicit", "gram", "auto")
 ENGINE_HELP = (
     "how the token model is drawn: explicit (d-dimensional, the paper's uniform W0), gram (Gram "
     "matrices sampled exactly in law, Gaussian W0 of the same variance, cost free of d, needs "
@@ -154,11 +154,6 @@ class RunSpec(DataSpec):
         return self.lr * self.sigma**2 * self.d
 
 
-def gram_min_d(n: int, T: int) -> int:
-    """The least d the Gram engine allows: 2(nT + 2) (benign.synthetic.gram)."""
-    return 2 * (n * T + 2)
-
-
 def model_problem(run: dict) -> tuple[str, str] | None:
     """Whether a run (a dict of its parameters) fits its model, the one place this is decided: the
     first (key, what is allowed) that does not, or None. An unknown model; an engine or an
@@ -195,11 +190,8 @@ def model_problem(run: dict) -> tuple[str, str] | None:
 def resolve_engine(run: dict) -> str:
     """A run's engine with ``auto`` decided: gram where its model has it and d allows, explicit
     otherwise."""
-    engine = run.get("engine") or "explicit"
-    if engine != "auto":
-        return engine
-    has_gram = "gram" in registry.model(run["model"]).engines
-    return "gram" if has_gram and run["d"] >= gram_min_d(run["n"], run["T"]) else "explicit"
+    model_engines = registry.model(run["model"]).engines
+    return engines.resolve(run.get("engine"), model_engines, run["n"], run["T"], run["d"])
 
 
 def lr_for(step_size: float, sigma: float, d: int) -> float:
