@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, t
 
+from benign.synthetic.spec import lr_for
+
 NOT_OVERFITTING, SELECTION = "not overfitting", "selection (harmful below)"
 TERMS = ("log_c", "a", "b")
 
@@ -119,7 +121,7 @@ def _design(at: pd.DataFrame, d: float, n: float) -> dict:
 
 def _schedule(row: pd.Series, d: float, horizon: int) -> dict:
     """The training the prediction holds for, as the atlas ran it: its step size, the lr that
-    gives it at d (lr = step_size / (sigma^2 d)), the steps and the normalised time."""
+    gives it at d (benign.synthetic.spec.lr_for), the steps and the normalised time."""
     step, sigma = float(row.get("step_size", np.nan)), float(row.get("sigma_noise", 1.0))
     integrator = row.get("integrator") if isinstance(row.get("integrator"), str) else "gd"
     integration = {"integrator": integrator, "flow_tol": float(row["flow_tol"]) if integrator == "flow" else None}
@@ -127,7 +129,7 @@ def _schedule(row: pd.Series, d: float, horizon: int) -> dict:
         return {"step_size": None, "lr": None, "steps": int(horizon), "time": None, **integration}
     return {
         "step_size": step,
-        "lr": step / (sigma**2 * d),
+        "lr": lr_for(step, sigma, d),
         "steps": int(horizon),
         "time": step * horizon,
         **integration,

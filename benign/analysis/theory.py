@@ -42,6 +42,8 @@ __all__ = [
     "regime_fractions",
 ]
 
+# the order figures and tables list them in; the config names one setting after each
+# (benign.synthetic.spec.NAMED_SETTINGS, tests/test_theory.py)
 REGIMES = ("harmful", "benign", "not_overfitting")
 REGIME_LABELS = {
     "harmful": "Harmful overfitting",

@@ -11,7 +11,6 @@ from itertools import product
 
 from benign.plan import ConfigError, real_resources, resources
 from benign.plan.validate import (
-    NAMED_SETTINGS,
     check_dataset,
     check_real_grid,
     check_run,
@@ -55,7 +54,7 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         base = base_run(cfg, model)
         named = [{**base, **mcfg["settings"][name], "seed": seed, "setting": name, "sweeps": [name],
                   "log_every": mcfg["log_every"], "record_attention": True}
-                 for name in NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
+                 for name in spec.NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
         groups.append((f"{model}_settings", named, None))
         delayed = mcfg.get("delayed")
         if delayed:

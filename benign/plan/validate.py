@@ -22,8 +22,6 @@ from benign.plan import schema as config_schema
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
-NAMED_SETTINGS = spec.NAMED_SETTINGS
-
 
 def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> None:
     """Check ``cfg`` against the schema, raising one readable line per problem, e.g.
