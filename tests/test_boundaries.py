@@ -104,38 +104,6 @@ def test_held_out_log_loss_beats_the_base_rate_where_there_is_a_law():
     assert truth < wrong
 
 
-@pytest.mark.parametrize(
-    "low, high, theory, words",
-    [
-        (0.22, 0.28, 0.25, "agrees"),  # the whole interval within 0.05 of the value
-        (0.18, 0.28, 0.25, "cannot tell"),  # holds the value but reaches past the margin
-        (0.3, 0.5, 0.25, "departs"),
-        (
-            0.26,
-            0.29,
-            0.25,
-            "agrees",
-        ),  # excludes the value but lies within the margin: equivalent, the margin says how close
-        (-0.1, 0.4, 0.25, "cannot tell"),
-        (-0.04, 0.03, 0.0, "agrees"),
-        (np.nan, 0.4, 0.25, "cannot tell"),  # an open end can never lie within the margin
-        (np.nan, 0.2, 0.25, "cannot tell"),
-    ],
-)
-def test_words_follow_the_interval_and_its_margin(low, high, theory, words):
-    assert tables.verdict(low, high, theory, 0.05) == words
-
-
-@pytest.mark.parametrize(
-    "gain, se, words",
-    [(0.5, 0.1, "beats the base rate"), (0.1, 0.1, "no clear difference from the base rate"),
-     (0.2, 0.095, "no clear difference from the base rate"),  # above 0 by 1.96 se, not by t(12)'s 2.18
-     (-0.5, 0.1, "worse than the base rate"), (np.nan, 0.1, "not scored")],
-)  # fmt: skip
-def test_the_out_of_sample_word_follows_the_gains_interval(gain, se, words):
-    assert tables.out_of_sample(gain, se, lines=13) == words
-
-
 def test_the_table_fits_each_boundary_at_each_horizon(tmp_path):
     """On a simulated atlas of the default grid with the theory's exponents: one row per boundary
     and horizon, the crossings counted, the exponents inside their intervals, the laws compared,

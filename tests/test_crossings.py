@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import norm
 
 from benign.analysis import boundaries, crossings
+from benign.analysis.boundary_fits import fitted_model
 from benign.analysis.predictor import predict
-from benign.tables.boundaries import fitted_model
 from tests.helpers.atlas_sim import LINES, NORMS, simulate
 
 

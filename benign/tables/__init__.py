@@ -2,7 +2,8 @@
 
 1. ``common.py``: seed statistics, cell formatting, the atomic CSV + Markdown writer.
 2. ``synthetic.py``: the named settings of every model.
-3. ``boundaries.py``: the regime boundaries and the regime model of the atlas;
+3. ``boundaries.py``: the regime boundaries and the regime model of the atlas, worded
+   (benign.analysis.boundary_fits computes them);
    ``step_convergence.py``: its step check; ``one_step.py``: the one-step map of the paper's lr.
 4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times;
    ``gap_dynamics.py``: the theory's clock in the benign band.

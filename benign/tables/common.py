@@ -15,19 +15,6 @@ PathLike = str | os.PathLike
 MISSING = "—"
 
 
-def verdict(low: float, high: float, theory: float, margin: float) -> str:
-    """Words an interval can carry (docs/regimes.md#words): "agrees" where the whole interval
-    lies within ``margin`` of the theory's value (an equivalence test); "departs" where it
-    excludes the value; "cannot tell" otherwise, and where an end is open."""
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return "cannot tell"
-    if theory - margin <= low and high <= theory + margin:
-        return "agrees"
-    if low > theory or high < theory:
-        return "departs"
-    return "cannot tell"
-
-
 def seed_stats(df: pd.DataFrame, keys: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
     """Per group of ``keys`` (first-appearance order): ``seeds`` (ok runs), ``failed`` (others)
     and ``<col>_mean`` / ``<col>_std`` (population std) of each column over the ok runs."""

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import gap_growth
-from benign.tables.common import MISSING, PathLike, _markdown_table, verdict, write
+from benign.analysis.equivalence import verdict
+from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
 def _median_iqr(values: pd.Series, digits: int = 3) -> str:
