@@ -22,4 +22,4 @@ onsuccess:
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        W.outputs(paths.SUMMARY),

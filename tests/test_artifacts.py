@@ -8,24 +8,21 @@ from typing import TypedDict
 
 import pandas as pd
 import pytest
+import yaml
 
 from benign.artifacts import entry
-from benign.artifacts.entry import Artifact, InputKind, Value, View
+from benign.artifacts.entry import ALL, MODEL, Artifact, Constant, InputKind, Key, Value, View
 from benign.artifacts.table import ARTIFACTS, KINDS
 from benign.core import fingerprint
+from benign.plan import schema as config_schema
 from benign.plan.schema import default
 from benign.synthetic import schema
+from benign.workplan import WorkPlan
 from tests.helpers import frames
+from tests.helpers.workflow_utils import ROOT
 
-CONSTANTS = {
-    "atlas_settings",
-    "convergence",
-    "delay_scan",
-    "one_step",
-    "real_notes",
-    "w_control",
-    "predictor_check",
-}  # workflow/rules/common.smk's CONSTANTS
+# the Constants the workflow's plan gives (benign.workplan.WorkPlan.constants)
+CONSTANTS = set(WorkPlan.load(yaml.safe_load((ROOT / "config/config.yaml").read_text()), config_schema.PATH).constants)
 
 
 def test_the_table_has_no_problem():
@@ -59,7 +56,8 @@ def test_each_half_loads_nothing_of_the_other(half):
 
 
 # a small table of its own, to check what the check refuses
-KIND = {"runs": InputKind("runs", pd.read_parquet, "aggregate", "runs", per_model=True)}
+RUNS_KIND = InputKind("runs", pd.read_parquet, "aggregate", "runs", per_model=True)
+KIND = {"runs": RUNS_KIND}
 
 
 def curve(runs, stem, width=2.0):
@@ -93,16 +91,16 @@ def root(tmp_path):
 
 
 def problems_of(root, *entries):
-    return entry.problems(entries, KIND, constants=CONSTANTS, root=root)
+    return entry.problems(entries, KIND, constants=CONSTANTS, root=root, schema=config_schema.load())
 
 
-BASE = dict(kind="figure", paper="", title="t", section="Synthetic", inputs={"runs": "runs@token"})
+BASE = dict(kind="figure", paper="", title="t", section="Synthetic", inputs={"runs": RUNS_KIND("token")})
 NAME = f"{__name__}:"
 
 
 def test_a_call_that_misses_or_adds_an_argument_is_refused(root):
-    assert problems_of(root, Artifact("curve", function=curve, params={"width": "a.b"}, **BASE)) == []
-    renamed = Artifact("curve", function=curve, params={"line_width": "a.b"}, **BASE)
+    assert problems_of(root, Artifact("curve", function=curve, params={"width": Key("synthetic.regime")}, **BASE)) == []
+    renamed = Artifact("curve", function=curve, params={"line_width": Key("synthetic.regime")}, **BASE)
     assert problems_of(root, renamed) == [f"curve (figure): function {NAME}curve: takes no argument(s) ['line_width']"]
     missing = Artifact("curve", function=curve, **{**BASE, "inputs": {}})
     assert problems_of(root, missing) == [
@@ -113,19 +111,19 @@ def test_a_call_that_misses_or_adds_an_argument_is_refused(root):
 
 
 def test_a_view_gives_only_what_its_annotation_holds(root):
-    view = View(window, reads=("runs",), gives=("runs", "frame"), params={"steps": "a.b"})
+    view = View(window, reads=("runs",), gives=("runs", "frame"), params={"steps": Key("synthetic.regime")})
     assert problems_of(root, Artifact("framed", function=framed, view=view, **BASE)) == []
-    extra = View(window, reads=("runs",), gives=("runs", "frame", "extra"), params={"steps": "a.b"})
+    extra = View(window, reads=("runs",), gives=("runs", "frame", "extra"), params={"steps": Key("synthetic.regime")})
     assert problems_of(root, Artifact("framed", function=framed, view=extra, **BASE)) == [
         f"framed (figure): view {NAME}window: gives no ['extra']",
         f"framed (figure): function {NAME}framed: takes no argument(s) ['extra']",
     ]
-    unread = View(window, reads=("runs", "curves"), gives=("runs", "frame"), params={"steps": "a.b"})
+    unread = View(window, reads=("runs", "curves"), gives=("runs", "frame"), params={"steps": Key("synthetic.regime")})
     assert problems_of(root, Artifact("framed", function=framed, view=unread, **BASE)) == [
         f"framed (figure): view {NAME}window: reads ['curves'], which are not inputs",
         f"framed (figure): view {NAME}window: takes no argument(s) ['curves']",
     ]
-    bare = View(unannotated, reads=("runs",), gives=("runs", "frame"), params={"steps": "a.b"})
+    bare = View(unannotated, reads=("runs",), gives=("runs", "frame"), params={"steps": Key("synthetic.regime")})
     assert problems_of(root, Artifact("framed", function=framed, view=bare, **BASE)) == [
         f"framed (figure): view {NAME}unannotated: its return must be annotated with a TypedDict"
     ]
@@ -133,22 +131,30 @@ def test_a_view_gives_only_what_its_annotation_holds(root):
 
 def test_entry_fields_are_checked(root):
     base = dict(kind="figure", paper="", title="t", section="Synthetic", function=curve)
-    assert problems_of(root, Artifact("curve", inputs={"runs": "runs@model"}, **base)) == [
-        "curve (figure): input runs: 'runs@model' names the model of a per-model artifact"
+    assert problems_of(root, Artifact("curve", inputs={"runs": RUNS_KIND(MODEL)}, **base)) == [
+        "curve (figure): input runs: runs of MODEL names the model of a per-model artifact"
     ]
-    assert problems_of(root, Artifact("curve", inputs={"runs": "frames"}, **base)) == [
+    frames = InputKind("frames", pd.read_parquet, "aggregate_synthetic")
+    assert problems_of(root, Artifact("curve", inputs={"runs": frames()}, **base)) == [
         "curve (figure): input runs: unknown kind 'frames' (the kinds: ['runs'])"
     ]
-    assert problems_of(root, Artifact("curve", inputs={"runs": "runs"}, params={"width": "@widths"}, **base)) == [
-        "curve (figure): param width: the workflow has no constant 'widths'"
+    assert problems_of(root, Artifact("curve", inputs={"runs": RUNS_KIND()}, **base)) == [
+        "curve (figure): input runs: runs is read per model: say whose (ALL, FITS, MODEL or a model)"
     ]
-    per_model = Artifact("curve", inputs={"runs": "runs@model"}, params={"width": Value(3.0)},
+    assert problems_of(root, Artifact("curve", inputs={"runs": "runs@token"}, **base)) == [
+        "curve (figure): input runs: 'runs@token' is neither an Input nor a File"
+    ]
+    widths = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, params={"width": Constant("widths")}, **base)
+    assert problems_of(root, widths) == ["curve (figure): param width: the workflow has no constant 'widths'"]
+    typo = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, params={"width": Key("synthetic.regim")}, **base)
+    assert problems_of(root, typo) == ["curve (figure): param width: the config schema has no key synthetic.regim"]
+    per_model = Artifact("curve", inputs={"runs": RUNS_KIND(MODEL)}, params={"width": Value(3.0)},
                          models={"token": "", "encoder": ""}, prefix=lambda m: "" if m == "token" else f"{m}_",
                          **base)  # fmt: skip
     assert problems_of(root, per_model) == []
     assert [per_model.rule(m) for m in per_model.models] == ["figure_curve", "figure_encoder_curve"]
     assert per_model.files("encoder") == ["results/figures/encoder_curve.png", "results/figures/encoder_curve.pdf"]
-    no_prefix = Artifact("curve", inputs={"runs": "runs@model"}, models={"token": ""}, **base)
+    no_prefix = Artifact("curve", inputs={"runs": RUNS_KIND(MODEL)}, models={"token": ""}, **base)
     assert problems_of(root, no_prefix) == ["curve (figure): a per-model artifact with no prefix"]
 
 

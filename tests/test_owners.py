@@ -1,6 +1,7 @@
 """One owner per fact, where a second owner can be seen in the source: the step-size formula, the
-named settings, the engine choice are each defined once; the package data that pyproject.toml
-ships exists; the regimes and the config's named settings are the same three."""
+named settings, the engine choice, the label-noise rate's symbol and the job-id prefix are each
+defined once; the package data that pyproject.toml ships exists; the regimes and the config's
+named settings are the same three."""
 
 import glob
 import re
@@ -20,6 +21,8 @@ FACTS = [
     ("the engines", r"^\s*ENGINES\s*=", "benign/synthetic/engines.py"),
     ("the Gram engine's least d", r"^def gram_min_d\b", "benign/synthetic/engines.py"),
     ("the integrators", r"^\s*INTEGRATORS\s*=", "benign/synthetic/flow.py"),
+    ("the label-noise rate's symbol", r"η|\\eta\b", "benign/core/notation.py"),
+    ("the job-id prefix", r'f"\{model\}_\{', "benign/plan/jobs.py"),
 ]
 
 

@@ -34,13 +34,19 @@ CONDITIONS = {
 }
 
 
+# Whose files an input of a per-model kind reads (:class:`Input`): every configured model, the model
+# of synthetic.boundary_fits, the model of a per-model artifact; else a model named by its name.
+ALL, FITS, MODEL = "all", "fits", "model"
+
+
 @dataclass(frozen=True)
 class InputKind:
     """One kind of input: how its files are read, and the rule output that makes them.
 
     ``output``: the output's name or index (None: all of the rule's outputs). ``per_model``: the
-    output's path has a ``{model}`` field, filled by the input's "@model" part. ``expand``: a
-    wildcard of the rule that the input spans, every configured value of it."""
+    output's path has a ``{model}`` field, filled by the input's ``of``. ``expand``: a wildcard of
+    the rule that the input spans, every configured value of it. ``model_only``: an input of this
+    kind that names MODEL reads the file only where that model's atlas is fitted (else none)."""
 
     name: str
     read: Callable  # (path or paths) -> the value passed to the function
@@ -48,6 +54,43 @@ class InputKind:
     output: str | int | None = None
     per_model: bool = False
     expand: str | None = None
+    model_only: bool = False
+
+    def __call__(self, of: str | None = None) -> Input:
+        """An input of this kind (``of``: whose files, for a per-model kind)."""
+        return Input(self, of)
+
+
+@dataclass(frozen=True)
+class Input:
+    """An artifact's input: the files of one kind, of ``of``'s model(s) for a per-model kind."""
+
+    kind: InputKind
+    of: str | None = None
+
+
+@dataclass(frozen=True)
+class Key:
+    """A param read from the config, at a path of keys (checked against the config schema)."""
+
+    path: tuple[str, ...]
+
+    def __init__(self, dotted: str):
+        object.__setattr__(self, "path", tuple(dotted.split(".")))
+
+    def __str__(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A param whose value the workflow's plan computes (benign.workplan.WorkPlan.constants);
+    :data:`MODEL_NAME`, the model of a per-model artifact."""
+
+    name: str
+
+
+MODEL_NAME = Constant("model")
 
 
 @dataclass(frozen=True)
@@ -87,11 +130,11 @@ class Artifact:
     section: str  # the report's category
     function: Callable  # called with exactly the inputs, the params and ``stem``
     when: str = "always"  # a key of CONDITIONS
-    inputs: dict = field(default_factory=dict)  # {argument: "<kind>[@<model>]" or File(path)}
-    params: dict = field(default_factory=dict)  # {argument: a config key path, "@<workflow constant>" or Value(...)}
+    inputs: dict = field(default_factory=dict)  # {argument: Input or File}
+    params: dict = field(default_factory=dict)  # {argument: Key, Constant or Value}
     view: View | None = None
     # A per-model artifact: drawn for every configured model (that meets ``when``) as
-    # prefix(model) + name, its params' "@model" the model's name; {model: its paper number} for
+    # prefix(model) + name, its params' MODEL_NAME the model's name; {model: its paper number} for
     # the index, which lists the models named here.
     models: dict = field(default_factory=dict)
     prefix: Callable[[str], str] | None = None  # a per-model artifact's file prefix of a model
@@ -141,14 +184,14 @@ def entries(home: str, *artifacts: Artifact) -> dict[str, Artifact]:
 
 
 def param_value(cfg: dict, spec, constants: dict):
-    """The value a param names: a config key path (``synthetic.regime``), a workflow constant
-    (``@atlas_settings``; ``@model``, a per-model artifact's model) or a :class:`Value`."""
+    """The value a param names: a :class:`Key` of the config, a :class:`Constant` of the plan
+    (``constants``, with MODEL_NAME's) or a :class:`Value`."""
     if isinstance(spec, Value):
         return spec.value
-    if spec.startswith("@"):
-        return constants[spec[1:]]
+    if isinstance(spec, Constant):
+        return constants[spec.name]
     node = cfg
-    for key in spec.split("."):
+    for key in spec.path:
         node = node[key]
     return node
 
@@ -182,34 +225,52 @@ def _call_problems(what: str, function: Callable, given: set) -> list[str]:
 def _spec_problems(a: Artifact, name: str, spec, kinds: dict, root: Path) -> list[str]:
     if isinstance(spec, File):
         return [] if (root / spec.path).is_file() else [f"input {name}: no file {spec.path}"]
-    kind, at, model = spec.partition("@")
-    if kind not in kinds:
-        return [f"input {name}: unknown kind {kind!r} (the kinds: {sorted(kinds)})"]
-    if at and not (kinds[kind].per_model or kind == "fits" and model == "model"):
-        return [f"input {name}: {kind} is not read per model ({spec!r})"]
-    if model == "model" and not a.models:
-        return [f"input {name}: {spec!r} names the model of a per-model artifact"]
+    if not isinstance(spec, Input):
+        return [f"input {name}: {spec!r} is neither an Input nor a File"]
+    kind = spec.kind
+    if kinds.get(kind.name) is not kind:
+        return [f"input {name}: unknown kind {kind.name!r} (the kinds: {sorted(kinds)})"]
+    if spec.of is not None and not (kind.per_model or kind.model_only and spec.of == MODEL):
+        return [f"input {name}: {kind.name} is not read per model (of {spec.of!r})"]
+    if kind.per_model and spec.of is None:
+        return [f"input {name}: {kind.name} is read per model: say whose (ALL, FITS, MODEL or a model)"]
+    if spec.of == MODEL and not a.models:
+        return [f"input {name}: {kind.name} of MODEL names the model of a per-model artifact"]
     return []
 
 
-def _param_problems(a: Artifact, params: dict, constants) -> list[str]:
+def in_schema(schema: dict, path: tuple[str, ...]) -> bool:
+    """Whether the config schema (its ``$defs`` references followed) has the key ``path``."""
+    node = schema
+    for key in path:
+        while "$ref" in node:
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        if key not in node.get("properties", {}):
+            return False
+        node = node["properties"][key]
+    return True
+
+
+def _param_problems(a: Artifact, params: dict, constants, schema) -> list[str]:
     problems = []
     for name, spec in params.items():
         if isinstance(spec, Value):
             continue
-        if not isinstance(spec, str) or not spec:
-            problems.append(f"param {name}: {spec!r} is neither a config key path, '@constant' nor a Value")
-        elif spec == "@model" and not a.models:
-            problems.append(f"param {name}: '@model' names the model of a per-model artifact")
-        elif spec.startswith("@") and spec != "@model" and constants is not None and spec[1:] not in constants:
-            problems.append(f"param {name}: the workflow has no constant {spec[1:]!r}")
+        if not isinstance(spec, Key | Constant):
+            problems.append(f"param {name}: {spec!r} is neither a Key, a Constant nor a Value")
+        elif spec == MODEL_NAME and not a.models:
+            problems.append(f"param {name}: MODEL_NAME names the model of a per-model artifact")
+        elif isinstance(spec, Constant) and spec != MODEL_NAME and constants is not None and spec.name not in constants:
+            problems.append(f"param {name}: the workflow has no constant {spec.name!r}")
+        elif isinstance(spec, Key) and schema is not None and not in_schema(schema, spec.path):
+            problems.append(f"param {name}: the config schema has no key {spec}")
     return problems
 
 
-def _view_problems(a: Artifact, constants) -> list[str]:
+def _view_problems(a: Artifact, constants, schema) -> list[str]:
     view = a.view
     what = f"view {_name(view.function)}"
-    problems = _param_problems(a, view.params, constants)
+    problems = _param_problems(a, view.params, constants, schema)
     if unread := set(view.reads) - set(a.inputs):
         problems.append(f"{what}: reads {sorted(unread)}, which are not inputs")
     problems += _call_problems(what, view.function, set(view.reads) | set(view.params))
@@ -221,10 +282,10 @@ def _view_problems(a: Artifact, constants) -> list[str]:
     return problems
 
 
-def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROOT) -> list[str]:
+def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROOT, schema=None) -> list[str]:
     """What is wrong with one entry: its fields, its inputs' kinds (``kinds``: {name: InputKind}),
     and the call of its function (and view) against their signatures. ``constants``: the names of
-    the workflow's constants, if known."""
+    the workflow's constants, and ``schema``, the config schema its keys must be in, if known."""
     problems = []
     if a.kind not in ("figure", "table"):
         problems.append(f"kind {a.kind!r} is neither figure nor table")
@@ -236,14 +297,16 @@ def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROO
         problems.append(f"no caption workflow/report/{a.caption or a.name}.rst")
     for name, spec in a.inputs.items():
         problems += _spec_problems(a, name, spec, kinds, root)
-    problems += _param_problems(a, a.params, constants)
+    problems += _param_problems(a, a.params, constants, schema)
     if both := (set(a.inputs) | {"stem"}) & set(a.params) | {"stem"} & set(a.inputs):
         problems.append(f"{sorted(both)}: both an input and a param (or stem, which the workflow gives)")
     if a.view:
-        problems += _view_problems(a, constants)
+        problems += _view_problems(a, constants, schema)
     return problems + _call_problems(f"function {_name(a.function)}", a.function, a.arguments())
 
 
-def problems(artifacts, kinds: dict, constants=None, root: Path = ROOT) -> list[str]:
+def problems(artifacts, kinds: dict, constants=None, root: Path = ROOT, schema=None) -> list[str]:
     """Every entry's problems (:func:`artifact_problems`), each after its name."""
-    return [f"{a.name} ({a.kind}): {p}" for a in artifacts for p in artifact_problems(a, kinds, constants, root)]
+    return [
+        f"{a.name} ({a.kind}): {p}" for a in artifacts for p in artifact_problems(a, kinds, constants, root, schema)
+    ]

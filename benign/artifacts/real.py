@@ -4,7 +4,7 @@ holding its function. It imports no synthetic module, so no synthetic edit re-re
 
 from __future__ import annotations
 
-from benign.artifacts.entry import Artifact, File, InputKind, Value, View, entries
+from benign.artifacts.entry import Artifact, Constant, File, InputKind, Key, Value, View, entries
 from benign.core import schema
 from benign.figures import real as real_figures
 from benign.real import schema as real_schema
@@ -26,26 +26,26 @@ KINDS = {
 
 # Tables 2 and 6: the real runs of the main grid, the paper's numbers, the data sets' notes
 REAL_TABLE = dict(section="Real data", when="real", caption="real_table", function=real.real_results,
-                  inputs={"real_runs": "real_runs", "reference_csv": File("benign/tables/reference/table6.csv"),
+                  inputs={"real_runs": KINDS["real_runs"](), "reference_csv": File("benign/tables/reference/table6.csv"),
                           "summary_csv": File("benign/tables/reference/table2_summary.csv")},
-                  view=View(real.grid_view, reads=("real_runs",), gives=("real_runs",), params={"grid": "real.grid"}))  # fmt: skip
+                  view=View(real.grid_view, reads=("real_runs",), gives=("real_runs",), params={"grid": Key("real.grid")}))  # fmt: skip
 
 ENTRIES = entries(
     __name__,
     Artifact("real_eta0.1", "table", "Table 2", "real data, eta = 0.1: train loss, test accuracy, baseline",
-             params={"etas": Value([0.1]), "notes": "@real_notes"}, **REAL_TABLE),
+             params={"etas": Value([0.1]), "notes": Constant("real_notes")}, **REAL_TABLE),
     Artifact("real_eta0_0.2", "table", "Table 6", "real data, eta = 0 and 0.2, the paper's numbers beside",
-             params={"etas": Value([0.0, 0.2]), "notes": "@real_notes"}, **REAL_TABLE),
+             params={"etas": Value([0.0, 0.2]), "notes": Constant("real_notes")}, **REAL_TABLE),
     Artifact("real_eta_heatmap", "figure", "Figure 8", "real data: train and test loss over data sets x eta",
              "Real data", when="real", function=real_figures.real_eta_heatmap,
-             inputs={"real_runs": "real_runs"}, params={"sweep": "real.eta_sweep"}),
+             inputs={"real_runs": KINDS["real_runs"]()}, params={"sweep": Key("real.eta_sweep")}),
     Artifact("real_attention_dynamics", "figure", "Figure 9", "real data: max attention from position 0 vs "
              "epoch", "Real data", when="real", function=real_figures.real_attention_dynamics,
-             inputs={"real_runs": "real_runs", "real_attention": "real_attention"}, params={"grid": "real.grid"}),
+             inputs={"real_runs": KINDS["real_runs"](), "real_attention": KINDS["real_attention"]()}, params={"grid": Key("real.grid")}),
     Artifact("real_test_dynamics", "figure", "", "real data: test accuracy over phase 2, with the epoch the "
              "noisy labels are memorised", "Real data", when="real", function=real_figures.real_test_dynamics,
-             inputs={"real_curves": "real_curves", "real_runs": "real_runs"}, params={"grid": "real.grid"}),
+             inputs={"real_curves": KINDS["real_curves"](), "real_runs": KINDS["real_runs"]()}, params={"grid": Key("real.grid")}),
     Artifact("real_dynamics", "table", "", "real data: peak and final test accuracy, memorising epoch, the cost "
              "of re-initialising query and key", "Tables", when="real", function=real_dynamics.real_dynamics,
-             inputs={"real_runs": "real_runs", "real_curves": "real_curves"}, params={"grid": "real.grid"}),
+             inputs={"real_runs": KINDS["real_runs"](), "real_curves": KINDS["real_curves"]()}, params={"grid": Key("real.grid")}),
 )  # fmt: skip

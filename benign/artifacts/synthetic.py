@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benign.analysis.theory import atlas_view, sweeps_view
-from benign.artifacts.entry import Artifact, InputKind, View, entries
+from benign.artifacts.entry import ALL, FITS, MODEL, MODEL_NAME, Artifact, Constant, InputKind, Key, View, entries
 from benign.core import schema
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
 from benign.synthetic import registry
@@ -35,23 +35,19 @@ def _parquet(table_schema):
     return lambda paths: schema.read_parquet(paths, table_schema)
 
 
-# What an input names: a kind, and for the per-model kinds (runs, curves, attention) whose model:
-# "@fits" the model of synthetic.boundary_fits, "@all" every configured model, "@<model>", or
-# "@model", the model of a per-model artifact. "fits@model": the regime-boundaries table where
-# that model's atlas is fitted, else none. An input with no file is passed as None.
-KINDS = {
-    k.name: k
-    for k in (
-        InputKind("runs", _parquet(syn_schema.RUNS), "aggregate_synthetic", "runs", per_model=True),
-        InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True),
-        InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True),
-        InputKind("fits", pd.read_csv, "table_regime_boundaries", 0),
-        InputKind("regime_model", pd.read_csv, "table_regime_model", 0),
-        InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0),
-        InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model"),
-        InputKind("points", pd.read_parquet, "token_projection_points"),
-    )
-}
+# The kinds of input. The per-model kinds (runs, curves, attention) are read of a model: FITS the
+# model of synthetic.boundary_fits, ALL every configured model, MODEL the model of a per-model
+# artifact, or a model by its name. FITS_TABLE(MODEL): the regime-boundaries table where that
+# model's atlas is fitted, else none. An input with no file is passed as None.
+RUNS = InputKind("runs", _parquet(syn_schema.RUNS), "aggregate_synthetic", "runs", per_model=True)
+CURVES = InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True)
+ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True)
+FITS_TABLE = InputKind("fits", pd.read_csv, "table_regime_boundaries", 0, model_only=True)
+REGIME_MODEL = InputKind("regime_model", pd.read_csv, "table_regime_model", 0)
+ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0)
+ALIGNMENT = InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model")
+POINTS = InputKind("points", pd.read_parquet, "token_projection_points")
+KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS)}
 
 
 def prefix(model: str) -> str:
@@ -60,55 +56,57 @@ def prefix(model: str) -> str:
 
 
 # the runs and curves of synthetic.boundary_fits' model, which the atlas's views read
-FITTED = {"runs": "runs@fits", "curves": "curves@fits"}
+FITTED = {"runs": RUNS(FITS), "curves": CURVES(FITS)}
 
 
 def atlas_of(*gives: str) -> View:
     """The atlas's ok runs, each once, their labels at each horizon (and, as asked, the criteria
     and the runs' curves)."""
     return View(atlas_view, reads=("runs", "curves"), gives=gives,
-                params={"settings": "@atlas_settings", "horizons": "synthetic.boundary_fits.horizons",
-                        "regime": "synthetic.regime", "convergence": "@convergence"})  # fmt: skip
+                params={"settings": Constant("atlas_settings"), "horizons": Key("synthetic.boundary_fits.horizons"),
+                        "regime": Key("synthetic.regime"), "convergence": Constant("convergence")})  # fmt: skip
 
 
 # the atlas's labels at every horizon of synthetic.boundary_fits.along_time, from the first step
 ALONG_TIME = View(atlas_view, reads=("runs", "curves"), gives=("runs", "labels", "criteria"),
-                  params={"settings": "@atlas_settings", "horizons": "synthetic.boundary_fits.along_time",
-                          "regime": "synthetic.regime"})  # fmt: skip
-SWEEPS = View(sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": "@atlas_settings"})
+                  params={"settings": Constant("atlas_settings"), "horizons": Key("synthetic.boundary_fits.along_time"),
+                          "regime": Key("synthetic.regime")})  # fmt: skip
+SWEEPS = View(
+    sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": Constant("atlas_settings")}
+)
 # the atlas's fitted tables: their labels, at the claimed resolution
 ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
-                   params={"resolution_limit": "synthetic.boundary_fits.resolution"})  # fmt: skip
+                   params={"resolution_limit": Key("synthetic.boundary_fits.resolution")})  # fmt: skip
 PER_MODEL = dict(prefix=prefix)
 
 ENTRIES = entries(
     __name__,
     Artifact("token_projection", "figure", "Figure 1", "token projection under a hand-set query", "Synthetic",
-             function=projection.token_projection, inputs={"points": "points"}, params={"cfg": "synthetic.projection"}),
+             function=projection.token_projection, inputs={"points": POINTS()}, params={"cfg": Key("synthetic.projection")}),
     Artifact("softmax_dynamics", "figure", "Figures 3, 6", "softmax dynamics", "Synthetic",
              function=dynamics.softmax_dynamics,
-             inputs={"runs": "runs@model", "attention": "attention@model"}, params={"model": "@model"},
+             inputs={"runs": RUNS(MODEL), "attention": ATTENTION(MODEL)}, params={"model": MODEL_NAME},
              models={"token": "Figure 3", "encoder": "Figure 6", "token_p_w0": "", "token_p_identity": ""}, **PER_MODEL),
     Artifact("loss_heatmap", "figure", "Figures 5, 7", "loss/accuracy heatmaps over (d, ||mu||), the config's grid",
              "Synthetic", when="heatmap", function=heatmaps.loss_heatmap,
-             inputs={"runs": "runs@model", "fits": "fits@model"},
-             params={"model": "@model", "c1": "synthetic.boundaries.c1", "c2": "synthetic.boundaries.c2"},
+             inputs={"runs": RUNS(MODEL), "fits": FITS_TABLE(MODEL)},
+             params={"model": MODEL_NAME, "c1": Key("synthetic.boundaries.c1"), "c2": Key("synthetic.boundaries.c2")},
              models={"token": "Figure 5", "encoder": "Figure 7"}, **PER_MODEL),
     Artifact("delayed_generalization", "figure", "Section 4", "delayed generalization of the benign setting",
              "Synthetic", when="delayed", function=dynamics.delayed_generalization,
-             inputs={"runs": "runs@token", "curves": "curves@token"},
-             params={"loss_threshold": "synthetic.regime.loss_threshold"}),
+             inputs={"runs": RUNS("token"), "curves": CURVES("token")},
+             params={"loss_threshold": Key("synthetic.regime.loss_threshold")}),
     Artifact("synthetic_regimes", "table", "Figures 3, 6", "named settings of every model, final metrics and "
              "regime", "Tables", function=synthetic.synthetic_regimes,
-             inputs={"runs": "runs@all", "curves": "curves@all"},
-             params={"criteria": "synthetic.regime", "horizons": "synthetic.regimes_table.horizons"}),
+             inputs={"runs": RUNS(ALL), "curves": CURVES(ALL)},
+             params={"criteria": Key("synthetic.regime"), "horizons": Key("synthetic.regimes_table.horizons")}),
     Artifact("step_convergence", "table", "Theorem 4.1", "the step check: the atlas's crossings at the step "
              "halved and the steps doubled, per boundary and d, with the verdict", "Tables", when="boundary_fits",
              function=step_convergence.step_convergence, inputs=FITTED, view=atlas_of("convergence")),
     Artifact("regime_boundaries", "table", "Theorem 4.1", "regime boundaries: one fit per boundary and horizon "
              "over the atlas, beside the theory's exponents", function=boundaries.regime_boundaries,
              view=atlas_of("runs", "labels", "criteria", "convergence"),
-             **{**ATLAS_TABLE, "params": {**ATLAS_TABLE["params"], "margin": "synthetic.boundary_fits.margin"}}),
+             **{**ATLAS_TABLE, "params": {**ATLAS_TABLE["params"], "margin": Key("synthetic.boundary_fits.margin")}}),
     Artifact("boundaries_along_time", "table", "Theorem 4.1", "the boundaries along time: law (i) at every "
              "horizon from the first step, the drift between horizons, the first step's closed-form law beside the "
              "selection labels", "Tables", when="boundary_fits", function=along_time.boundaries_along_time,
@@ -122,55 +120,55 @@ ENTRIES = entries(
     Artifact("predictor_check", "table", "beyond the paper", "the regime predictor checked off the atlas's grid: "
              "each check seed's crossing against the predicted 95% interval of a new crossing, coverage over cells",
              "Tables", when="predictor_check", function=predictor_check.predictor_check,
-             inputs={"runs": "runs@token", "curves": "curves@token", "model": "regime_model"},
-             params={"sweep": "@predictor_check", "regime": "synthetic.regime"}),
+             inputs={"runs": RUNS("token"), "curves": CURVES("token"), "model": REGIME_MODEL()},
+             params={"sweep": Constant("predictor_check"), "regime": Key("synthetic.regime")}),
     Artifact("w_control", "table", "beyond the paper", "the atlas's W-frozen control: how far training W moves "
              "each boundary's crossing, per d, n and horizon", "Tables", when="w_control", function=w_control.w_control,
-             inputs={"runs": "runs@token", "curves": "curves@token", "control_runs": "runs@token_p_w0",
-                     "control_curves": "curves@token_p_w0"},
-             params={"atlas": "synthetic.boundary_fits.sweeps", "control": "@w_control",
-                     "horizons": "synthetic.boundary_fits.horizons", "regime": "synthetic.regime"}),
+             inputs={"runs": RUNS("token"), "curves": CURVES("token"), "control_runs": RUNS("token_p_w0"),
+                     "control_curves": CURVES("token_p_w0")},
+             params={"atlas": Key("synthetic.boundary_fits.sweeps"), "control": Constant("w_control"),
+                     "horizons": Key("synthetic.boundary_fits.horizons"), "regime": Key("synthetic.regime")}),
     Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
              "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
-             function=one_step_table.one_step_regime, inputs={"runs": "runs@token", "curves": "curves@token"},
-             params={"sweep": "@one_step", "criteria": "synthetic.regime"}),
+             function=one_step_table.one_step_regime, inputs={"runs": RUNS("token"), "curves": CURVES("token")},
+             params={"sweep": Constant("one_step"), "criteria": Key("synthetic.regime")}),
     Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
              "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
              function=gap_dynamics.gap_dynamics, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),
     Artifact("generalization_times", "table", "Section 4", "fit and generalization times as censored survival "
              "times (log-normal AFT on SNR, 1/SNR^2 and log SNR, by where the runs head) and each run's signed delay",
              "Tables", when="boundary_fits", function=generalization_times.generalization_times, inputs=FITTED,
-             view=SWEEPS, params={"bands": "synthetic.boundary_fits.survival_bands", "regime": "synthetic.regime"}),
+             view=SWEEPS, params={"bands": Key("synthetic.boundary_fits.survival_bands"), "regime": Key("synthetic.regime")}),
     Artifact("regime_map", "figure", "Theorem 4.1", "the regime atlas per n and horizon, with the fitted and "
              "the theory's boundaries", "Synthetic", when="boundary_fits", function=atlas.regime_map,
-             inputs={**FITTED, "fits": "fits"}, view=atlas_of("runs", "labels")),
+             inputs={**FITTED, "fits": FITS_TABLE()}, view=atlas_of("runs", "labels")),
     Artifact("step_convergence", "figure", "Theorem 4.1", "the step check: each boundary's crossing shift "
              "per d when the step is halved, beside the crossings' own resolution", "Synthetic",
              when="boundary_fits", function=atlas.step_convergence, inputs={**FITTED},
              view=atlas_of("convergence"), caption="step_convergence_figure"),
     Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
              "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
-             function=one_step.one_step_regime, inputs={"runs": "runs@token", "curves": "curves@token"},
-             params={"sweep": "@one_step", "criteria": "synthetic.regime"}, caption="one_step_regime_figure"),
+             function=one_step.one_step_regime, inputs={"runs": RUNS("token"), "curves": CURVES("token")},
+             params={"sweep": Constant("one_step"), "criteria": Key("synthetic.regime")}, caption="one_step_regime_figure"),
     Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
-             "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling, inputs={"fits": "fits"}),
+             "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling, inputs={"fits": FITS_TABLE()}),
     Artifact("boundaries_along_time", "figure", "Theorem 4.1", "each boundary's a, b and c against the "
              "normalised time from the first step, beside the theory's and the first step's law", "Synthetic",
-             when="boundary_fits", function=atlas.boundaries_along_time, inputs={"path": "along_time"},
+             when="boundary_fits", function=atlas.boundaries_along_time, inputs={"path": ALONG_TIME_TABLE()},
              caption="boundaries_along_time_figure"),
     Artifact("gap_clock", "figure", "Section 4", "the attention gap's clock g and the test loss r against "
              "the steps in the benign band, and the clock's rate against ||mu||", "Synthetic", when="boundary_fits",
              function=atlas.gap_clock, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),
     Artifact("generalization_delay", "figure", "Section 4", "fit and generalization times as Kaplan-Meier "
              "curves per SNR band", "Synthetic", when="boundary_fits", function=atlas.generalization_delay,
-             inputs=FITTED, view=SWEEPS, params={"bands": "synthetic.boundary_fits.survival_bands"}),
+             inputs=FITTED, view=SWEEPS, params={"bands": Key("synthetic.boundary_fits.survival_bands")}),
     Artifact("delay_scan", "table", "Section 4", "the benign band: does attention select after the flipped "
              "labels are fitted?", "Tables", when="delay_scan", function=delay_scan.delay_scan,
-             inputs={"runs": "runs@token", "curves": "curves@token"}, params={"sweep": "@delay_scan"}),
+             inputs={"runs": RUNS("token"), "curves": CURVES("token")}, params={"sweep": Constant("delay_scan")}),
     Artifact("max_margin", "table", "", "attention-SVM check: cosines with baselines, selections, margins, "
              "local optimality, rate fits", "Tables", when="max_margin", function=max_margin_table.max_margin,
-             inputs={"frame": "alignment"}, params={"horizons": "max_margin.horizons"}),
+             inputs={"frame": ALIGNMENT()}, params={"horizons": Key("max_margin.horizons")}),
     Artifact("max_margin_alignment", "figure", "", "attention-SVM check: cosine of the direction with p^mm over "
              "training", "Synthetic", when="max_margin", function=max_margin.max_margin_alignment,
-             inputs={"frame": "alignment"}),
+             inputs={"frame": ALIGNMENT()}),
 )  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from benign.artifacts import real, synthetic
 from benign.artifacts.entry import problems
+from benign.plan import schema as config_schema
 from benign.synthetic import registry
 
 ARTIFACTS = {**synthetic.ENTRIES, **real.ENTRIES}
@@ -39,6 +40,7 @@ def with_index(text: str) -> str:
 
 
 def check(constants=None) -> None:
-    """Raise ValueError naming every problem of the table (the workflow calls this at parse time)."""
-    if found := problems(ARTIFACTS.values(), KINDS, constants=constants):
+    """Raise ValueError naming every problem of the table, its config keys checked against the
+    config schema (the workflow calls this at parse time)."""
+    if found := problems(ARTIFACTS.values(), KINDS, constants=constants, schema=config_schema.load()):
         raise ValueError("benign/artifacts does not match its functions:\n" + "\n".join(found))

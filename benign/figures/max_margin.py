@@ -38,7 +38,7 @@ def max_margin_alignment(frame: pd.DataFrame, stem: PathLike) -> None:
             mean, low, high = by_step.mean(), by_step.min(), by_step.max()
             first = runs[runs["setting"] == setting].iloc[0]
             ax.plot(mean.index, mean, color=colour, lw=1.5,
-                    label=f"{setting}: d = {first['d']}, ‖μ‖ = {first['signal_norm']:g}")  # fmt: skip
+                    label=f"{setting}: d = {first['d']}, {spec.SYMBOLS['signal_norm']} = {first['signal_norm']:g}")  # fmt: skip
             ax.fill_between(mean.index, low, high, color=colour, alpha=0.2, lw=0)
         ax.axhline(1.0, color="0.3", lw=0.8, ls=":")
         ax.set_xscale("log")

@@ -9,6 +9,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from benign.analysis.theory import REGIME_LABELS
+from benign.core import notation
 from benign.figures.style import (
     STYLE,
     PathLike,
@@ -60,7 +61,7 @@ def token_projection(points: pd.DataFrame, cfg: DataSpec | Mapping, stem: PathLi
             # the fixed head nu scores a token by <x, mu_{+1}> - <x, mu_{-1}>: the diagonal
             ax.axline((0.0, 0.0), slope=1.0, color="0.35", ls="--", lw=0.9, zorder=0)
             acc = accuracy.loc[setting, f"{split}_acc"]
-            head = f"{REGIME_LABELS.get(setting, setting)} ($\\lambda$ = {lam:g})\n" if i == 0 else ""
+            head = f"{REGIME_LABELS.get(setting, setting)} ({notation.TEX['lambda']} = {lam:g})\n" if i == 0 else ""
             ax.set_title(f"{head}{split}: accuracy {acc:.2f}")
             if i == 1:
                 ax.set_xlabel(r"$\langle x_{\rm sel}, \mu_{-1}\rangle / \Vert\mu\Vert$")
@@ -76,7 +77,7 @@ def token_projection(points: pd.DataFrame, cfg: DataSpec | Mapping, stem: PathLi
     figure_legend(fig, handles, ncols=4)
     note = (
         f"n = {cfg.n} train / {cfg.n_test} test, T = {cfg.T}, d = {cfg.d}, {NORM} = {cfg.signal_norm:g}, "
-        f"$\\rho$ = {cfg.rho:g}, $\\eta$ = {cfg.eta:g}, $\\sigma$ = {cfg.sigma:g}, seed {cfg.seed}; "
+        f"{spec.TEX['rho']} = {cfg.rho:g}, {spec.TEX['eta']} = {cfg.eta:g}, {spec.TEX['sigma']} = {cfg.sigma:g}, seed {cfg.seed}; "
         r"p = $\mu_{+1} + \mu_{-1} + \lambda \sum_i \varepsilon_i$ (noise of token 2 for flipped samples, token 0 otherwise); "
         "train accuracy against the flipped labels"
     )

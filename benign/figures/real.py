@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from benign.analysis import metrics
+from benign.core.notation import TEX, TEXT
 from benign.figures import style
 
 
@@ -75,7 +76,7 @@ def real_eta_heatmap(real_runs: pd.DataFrame, stem: style.PathLike, sweep: dict 
         ax.set_xticks(range(len(etas)), [f"{e:.2f}" for e in etas], rotation=90)
         ax.set_yticks(range(len(datasets)), datasets, fontsize=7)
         ax.invert_yaxis()
-        ax.set_xlabel(r"label-noise rate $\eta$")
+        ax.set_xlabel(f"label-noise rate {TEX['eta']}")
         ax.set_title(label)
     handles = style.diverged_handle(grids)
     if handles:
@@ -121,7 +122,7 @@ def real_attention_dynamics(real_attention: pd.DataFrame, real_runs: pd.DataFram
     for ax in axes.flat[len(labels) :]:
         ax.set_visible(False)
     handles = [Line2D([], [], color=colours[n], lw=2, label=f"n = {n}") for n in ns]
-    handles += [Line2D([], [], color="0.3", ls=styles[e], label=f"$\\eta$ = {e:g}") for e in etas]
+    handles += [Line2D([], [], color="0.3", ls=styles[e], label=f"{TEX['eta']} = {e:g}") for e in etas]
     style.figure_legend(fig, handles, ncols=len(handles))
     fig.suptitle("Real data: final-layer attention concentration during fine-tuning")
     note = f"mean over {style.seeds_note(ok)} and over samples and heads" + style.excluded_note(n_excluded)
@@ -161,7 +162,7 @@ def real_test_dynamics(real_curves: pd.DataFrame, real_runs: pd.DataFrame, stem:
                 ax.set_xlabel("phase-2 epoch")
             if col == 0:
                 ax.set_ylabel("test accuracy (%)")
-    handles = [Line2D([], [], color=colours[e], lw=2, label=f"$\\eta$ = {e:g}") for e in etas]
+    handles = [Line2D([], [], color=colours[e], lw=2, label=f"{TEX['eta']} = {e:g}") for e in etas]
     handles += [
         Line2D([], [], color="0.3", marker="o", mfc="white", ls="", label="noisy rows memorised (median)"),
         Line2D([], [], color="0.35", ls="--", label="phase-1 baseline"),
@@ -197,7 +198,9 @@ def _test_panel(ax, runs: pd.DataFrame, curves: pd.DataFrame, colours: dict) -> 
             at = float(np.median(fitted))
             ax.plot(at, np.interp(at, epochs, mean), marker="o", ms=5, mfc="white", mec=colours[eta], mew=1.4)
         if mine["n_noisy"].max() > 0:
-            memorised.append(f"{runs['dataset'].iloc[0]} n={runs['n'].iloc[0]} η={eta:g}: {len(fitted)}/{len(mine)}")
+            memorised.append(
+                f"{runs['dataset'].iloc[0]} n={runs['n'].iloc[0]} {TEXT['eta']}={eta:g}: {len(fitted)}/{len(mine)}"
+            )
     if len(runs):
         ax.axhline(100 * runs["baseline_acc"].mean(), color="0.35", ls="--", lw=0.8)
         ax.axhline(100 * runs["uniform_test_acc"].mean(), color="0.35", ls=":", lw=0.8)

@@ -24,6 +24,12 @@ from benign.real.records import record_epochs
 from benign.synthetic import flow, registry, spec
 
 
+def job_prefix(model: str, setting: str) -> str:
+    """The id of a model's jobs of one setting, before their number (benign.plan.resources.pack):
+    the planned sweeps', the named settings', and the atlas's refinement's alike."""
+    return f"{model}_{setting}"
+
+
 def configured_models(cfg: dict) -> list[str]:
     """The registered models the config has a ``synthetic.<model>`` block for, in registry order."""
     return [name for name in registry.MODELS if name in cfg["synthetic"]]
@@ -55,17 +61,17 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
         named = [{**base, **mcfg["settings"][name], "seed": seed, "setting": name, "sweeps": [name],
                   "log_every": mcfg["log_every"], "record_attention": True}
                  for name in spec.NAMED_SETTINGS for seed in mcfg["seeds"]]  # fmt: skip
-        groups.append((f"{model}_settings", named, None))
+        groups.append((job_prefix(model, "settings"), named, None))
         delayed = mcfg.get("delayed")
         if delayed:
             extra = {k: v for k, v in delayed.items() if k not in ("seeds", "log_points")}
             runs = [{**base, **extra, "seed": seed, "setting": "delayed", "sweeps": ["delayed"],
                      "log_points": delayed["log_points"]} for seed in delayed["seeds"]]  # fmt: skip
-            groups.append((f"{model}_delayed", runs, None))
+            groups.append((job_prefix(model, "delayed"), runs, None))
         fits = syn.get("boundary_fits") or {}
         fitted = fits.get("sweeps", ()) if fits.get("model") == model else ()
         groups += [
-            (f"{model}_{name}", runs, per_job)
+            (job_prefix(model, name), runs, per_job)
             for name, runs, per_job in sweep_groups(model, mcfg.get("sweeps", {}), base, fitted)
         ]
     jobs: dict[str, list[dict]] = {}

@@ -15,6 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from benign.core import notation
 from benign.synthetic import engines, flow, registry
 from benign.synthetic.engines import ENGINES, gram_min_d
 
@@ -70,13 +71,13 @@ class DataSpec:
     n: int = param(20, "training samples (even: classes are balanced)", EVEN, batch=True, sweep=True, defaults=True)
     T: int = param(8, "tokens per input", {"type": "integer", "minimum": 3}, batch=True, sweep=True, defaults=True)
     d: int = param(2000, "token dimension", {"type": "integer", "minimum": 2}, batch=True, sweep=True)
-    rho: float = param(0.1, "weak-signal scale", POSNUM, sweep=True, defaults=True, symbol=("ρ", r"$\rho$"))
-    signal_norm: float = param(20.0, "||mu||", POSNUM, sweep=True, symbol=("‖μ‖", r"$\Vert\mu\Vert$"))
-    eta: float = param(0.2, "label-noise rate, in [0, 1)", {"$ref": "#/$defs/eta"}, sweep=True, axis=RATES, symbol=("η", r"$\eta$"),
+    rho: float = param(0.1, "weak-signal scale", POSNUM, sweep=True, defaults=True, symbol=notation.SYMBOLS["rho"])
+    signal_norm: float = param(20.0, "||mu||", POSNUM, sweep=True, symbol=notation.SYMBOLS["signal_norm"])
+    eta: float = param(0.2, "label-noise rate, in [0, 1)", {"$ref": "#/$defs/eta"}, sweep=True, axis=RATES, symbol=notation.SYMBOLS["eta"],
                        defaults=True)  # fmt: skip
-    sigma: float = param(1.0, "noise std", POSNUM, batch=True, defaults=True, symbol=("σ", r"$\sigma$"))
+    sigma: float = param(1.0, "noise std", POSNUM, batch=True, defaults=True, symbol=notation.SYMBOLS["sigma"])
     n_test: int = param(1000, "clean test samples (even: classes are balanced)", EVEN, batch=True, defaults=True,
-                        symbol=("n_test", r"$n_{\rm test}$"))  # fmt: skip
+                        symbol=notation.SYMBOLS["n_test"])  # fmt: skip
     seed: int = param(42, "seed of the data draw and the initialisation", {"type": "integer"}, batch=True)
 
     @property

@@ -12,7 +12,10 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
+from benign.core.notation import TEXT
 from benign.tables.common import MISSING, PathLike, pm, seed_stats, seeds_cell, write
+
+ETA = TEXT["eta"]  # the label-noise rate, as the paper writes it
 
 
 def _dataset_key(name) -> str | None:
@@ -83,22 +86,22 @@ def reading(rows: pd.DataFrame, prefix: str = "") -> str:
         fits = bool(np.nanmax(loss) <= FITS_LOSS)
         worst = noisy.iloc[int(np.nanargmax(loss))]
         if fits:
-            parts.append(f"fits the noisy labels (train loss <= {np.nanmax(loss):.3f} at every n, η > 0)")
+            parts.append(f"fits the noisy labels (train loss <= {np.nanmax(loss):.3f} at every n, {ETA} > 0)")
         else:
             parts.append(
-                f"does not fit all noisy labels (train loss {np.nanmax(loss):.3f} at n {int(worst['n'])}, η {worst['eta']:g})"
+                f"does not fit all noisy labels (train loss {np.nanmax(loss):.3f} at n {int(worst['n'])}, {ETA} {worst['eta']:g})"
             )
     n_max, eta_max = rows["n"].max(), rows["eta"].max()
     by_eta = rows[rows["n"] == n_max].sort_values("eta")
     by_n = rows[rows["eta"] == eta_max].sort_values("n")
     etas = by_eta["eta"]
     parts.append(
-        _trend(_change(by_eta, prefix), f"η grows {etas.iloc[0]:g} -> {etas.iloc[-1]:g} at n {n_max}", fits)
+        _trend(_change(by_eta, prefix), f"{ETA} grows {etas.iloc[0]:g} -> {etas.iloc[-1]:g} at n {n_max}", fits)
         if len(by_eta) > 1
         else None
     )
     parts.append(
-        _trend(_change(by_n, prefix), f"n grows {by_n['n'].iloc[0]} -> {n_max} at η {eta_max:g}", fits)
+        _trend(_change(by_n, prefix), f"n grows {by_n['n'].iloc[0]} -> {n_max} at {ETA} {eta_max:g}", fits)
         if len(by_n) > 1
         else None
     )
@@ -186,7 +189,7 @@ def _display(table: pd.DataFrame, summary) -> pd.DataFrame:
             "Dataset": table["dataset_label"],
             "Backbone": table["backbone"],
             "n": table["n"],
-            "η": table["eta"].map("{:g}".format),
+            ETA: table["eta"].map("{:g}".format),
             "Seeds": seeds_cell(table),
             "Baseline acc (%)": pm_column("", "baseline_acc", 2),
             "Train loss": pm_column("", "train_loss", 3),
@@ -225,7 +228,7 @@ def _header(table, runs, etas, notes, reference_csv: PathLike, summary_csv: Path
     )
     sources = Path(reference_csv).name + (f" and, in words, {Path(summary_csv).name}" if summary_csv else "")
     return [
-        f"## Real data, η ∈ {{{', '.join(f'{e:g}' for e in etas)}}}",
+        f"## Real data, {ETA} ∈ {{{', '.join(f'{e:g}' for e in etas)}}}",
         f"Backbones and the datasets actually run on them (stand-ins as labelled): {backbones}.",
         *_protocol_lines(table, notes),
         "Train loss: mean over the last epoch's batches on the noisy fine-tuning set. Accuracies in %. "

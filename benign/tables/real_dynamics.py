@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis.metrics import in_grid
+from benign.core.notation import TEXT
 from benign.tables.common import MISSING, PathLike, num, pm, seed_stats, seeds_cell, write
 
 KEYS = ["dataset", "n", "eta"]
@@ -91,7 +92,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
         {
             "Data set": table["label"],
             "n": table["n"],
-            "η": table["eta"].map("{:g}".format),
+            TEXT["eta"]: table["eta"].map("{:g}".format),
             "Seeds": seeds_cell(table),
             "Baseline": acc("baseline_acc"),
             "Epoch 0 (re-initialised)": acc("reinit_test_acc"),

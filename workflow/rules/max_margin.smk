@@ -11,10 +11,16 @@ rule train_max_margin:
     conda:
         "../envs/benign.yaml"
     resources:
-        mem_mb=need("mem_mb", max_margin_job),
-        runtime=need("runtime_min", max_margin_job),
+        mem_mb=need(
+            "mem_mb",
+            lambda wc: W.synthetic_need(W.plan.max_margin_runs[wc.max_margin_model]),
+        ),
+        runtime=need(
+            "runtime_min",
+            lambda wc: W.synthetic_need(W.plan.max_margin_runs[wc.max_margin_model]),
+        ),
     params:
-        runs=lambda wc: MM_RUNS[wc.max_margin_model],
+        runs=lambda wc: W.plan.max_margin_runs[wc.max_margin_model],
         log_points=lambda wc: config["max_margin"]["log_points"],
         code=code("train_max_margin.py"),
     script:

@@ -14,7 +14,7 @@ rule fetch_dataset:
     conda:
         "../envs/benign.yaml"
     params:
-        entry=lambda wc: dataset_entry(wc.dataset),
+        entry=lambda wc: W.dataset_entry(wc.dataset),
         code=code("fetch_dataset.py"),
     script:
         "../scripts/fetch_dataset.py"
@@ -33,15 +33,15 @@ rule features_real:
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=GPU,
-        mem_mb=need("mem_mb", real_job("features", "dataset")),
-        runtime=need("runtime_min", real_job("features", "dataset")),
+        gpu=W.gpu,
+        mem_mb=need("mem_mb", lambda wc: W.real_need("features", wc.dataset)),
+        runtime=need("runtime_min", lambda wc: W.real_need("features", wc.dataset)),
     params:
-        backbone=lambda wc: backbone_spec(wc.dataset),
-        rows=lambda wc: plan.real_feature_rows(REAL_CELLS, wc.dataset),
+        backbone=lambda wc: W.backbone(wc.dataset),
+        rows=lambda wc: W.feature_rows(wc.dataset),
         pretrain_size=lambda wc: config["real"]["datasets"][wc.dataset]["pretrain_size"],
         part=lambda wc: (int(wc.part), int(wc.parts)),
-        code=lambda wc: features_code(wc.dataset),
+        code=lambda wc: code("features_real.py", W.features_module(wc.dataset)),
     script:
         "../scripts/features_real.py"
 
@@ -49,7 +49,7 @@ rule features_real:
 rule pretrain_real:
     """Phase 1: the head of every seed of a data set, trained on its clean pretraining rows."""
     input:
-        lambda wc: feature_files(wc.dataset),
+        lambda wc: W.feature_files(wc.dataset),
     output:
         paths.HEADS,
     log:
@@ -58,11 +58,11 @@ rule pretrain_real:
     conda:
         "../envs/benign.yaml"
     resources:
-        mem_mb=need("mem_mb", real_job("pretrain", "dataset")),
-        runtime=need("runtime_min", real_job("pretrain", "dataset")),
+        mem_mb=need("mem_mb", lambda wc: W.real_need("pretrain", wc.dataset)),
+        runtime=need("runtime_min", lambda wc: W.real_need("pretrain", wc.dataset)),
     params:
-        entry=lambda wc: dataset_entry(wc.dataset),
-        seeds=lambda wc: plan.real_feature_rows(REAL_CELLS, wc.dataset)[1],
+        entry=lambda wc: W.dataset_entry(wc.dataset),
+        seeds=lambda wc: W.feature_rows(wc.dataset)[1],
         protocol=lambda wc: config["real"]["protocol"],
         code=code("pretrain_real.py"),
     script:
@@ -72,8 +72,10 @@ rule pretrain_real:
 rule train_real:
     """Phase 2 for one (data set, seed, n) and every eta it needs, as one program."""
     input:
-        features=lambda wc: feature_files(REAL_CELLS[wc.cell]["dataset"]),
-        heads=lambda wc: paths.fill(paths.HEADS, dataset=REAL_CELLS[wc.cell]["dataset"]),
+        features=lambda wc: W.feature_files(W.plan.real_cells[wc.cell]["dataset"]),
+        heads=lambda wc: paths.fill(
+            paths.HEADS, dataset=W.plan.real_cells[wc.cell]["dataset"]
+        ),
     output:
         **paths.tables(paths.REAL_JOB),
     log:
@@ -82,12 +84,12 @@ rule train_real:
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=GPU,
-        mem_mb=need("mem_mb", real_job("train", "cell")),
-        runtime=need("runtime_min", real_job("train", "cell")),
+        gpu=W.gpu,
+        mem_mb=need("mem_mb", lambda wc: W.real_need("train", wc.cell)),
+        runtime=need("runtime_min", lambda wc: W.real_need("train", wc.cell)),
     params:
-        cell=lambda wc: REAL_CELLS[wc.cell],
-        entry=lambda wc: dataset_entry(REAL_CELLS[wc.cell]["dataset"]),
+        cell=lambda wc: W.plan.real_cells[wc.cell],
+        entry=lambda wc: W.dataset_entry(W.plan.real_cells[wc.cell]["dataset"]),
         protocol=lambda wc: config["real"]["protocol"],
         code=code("train_real.py"),
     script:
@@ -97,7 +99,7 @@ rule train_real:
 rule aggregate_real:
     input:
         **{
-            table: expand(path, cell=REAL_CELLS)
+            table: expand(path, cell=W.plan.real_cells)
             for table, path in paths.tables(paths.REAL_JOB).items()
         },
     output:
@@ -105,7 +107,7 @@ rule aggregate_real:
     log:
         "logs/real/aggregate.log",
     group:
-        SHORT
+        W.plan.cluster.group
     conda:
         "../envs/benign.yaml"
     script:

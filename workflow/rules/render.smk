@@ -2,7 +2,7 @@
 one per artifact (per model for a per-model one), run by workflow/scripts/render.py."""
 
 # the tables first: the figures that read a table name its rule's output
-for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
+for art, model in sorted(W.drawn(), key=lambda am: am[0].kind != "table"):
 
     rule:
         name:
@@ -19,14 +19,14 @@ for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
         log:
             f"logs/{art.kind}s/{art.stem(model)}.log",
         group:
-            SHORT
+            W.plan.cluster.group
         conda:
             "../envs/benign.yaml"
         params:
             artifact=art.key,
             half=art.home,
-            args=artifact_params(art.params, model),
-            view=artifact_params(art.view.params if art.view else {}, model),
+            args=W.params(art.params, model),
+            view=W.params(art.view.params if art.view else {}, model),
             code=code("render.py", art.home),
         script:
             "../scripts/render.py"
@@ -35,15 +35,15 @@ for art, model in sorted(drawn(), key=lambda am: am[0].kind != "table"):
 rule summary:
     """results/summary.md: every table's numbers beside their artifact (benign/tables/summary.py)."""
     input:
-        tables=[a.files(model)[0] for a, model in drawn() if a.kind == "table"],
-        synthetic_runs=expand(rules.aggregate_synthetic.output.runs, model=MODELS),
-        real_runs=rules.aggregate_real.output.runs if REAL_CELLS else [],
+        tables=[a.files(model)[0] for a, model in W.drawn() if a.kind == "table"],
+        synthetic_runs=expand(rules.aggregate_synthetic.output.runs, model=W.models),
+        real_runs=rules.aggregate_real.output.runs if W.plan.real_cells else [],
     output:
         report(paths.SUMMARY, caption="../report/summary.rst", category="Summary"),
     log:
         "logs/summary.log",
     group:
-        SHORT
+        W.plan.cluster.group
     conda:
         "../envs/benign.yaml"
     params:

@@ -10,13 +10,19 @@ rule train_synthetic:
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=GPU,
-        mem_mb=need("mem_mb", synthetic_job),
-        runtime=need("runtime_min", synthetic_job),
+        gpu=W.gpu,
+        mem_mb=need(
+            "mem_mb", lambda wc: W.synthetic_need(W.plan.synthetic_jobs[wc.job])
+        ),
+        runtime=need(
+            "runtime_min", lambda wc: W.synthetic_need(W.plan.synthetic_jobs[wc.job])
+        ),
     params:
-        runs=lambda wc: SYN_JOBS[wc.job],
+        runs=lambda wc: W.plan.synthetic_jobs[wc.job],
         job=lambda wc: wc.job,
-        code=lambda wc: train_code(wc.job),
+        code=lambda wc: code(
+            "train_synthetic.py", *W.train_modules(W.plan.synthetic_jobs[wc.job])
+        ),
     script:
         "../scripts/train_synthetic.py"
 
@@ -26,10 +32,10 @@ checkpoint plan_refinement:
     between the two coarse norms that bracket each transition of each (d, n) line."""
     input:
         runs=lambda wc: expand(
-            paths.fill(paths.SYNTHETIC_JOB, table="runs"), job=coarse_jobs()
+            paths.fill(paths.SYNTHETIC_JOB, table="runs"), job=W.coarse_jobs()
         ),
         curves=lambda wc: expand(
-            paths.fill(paths.SYNTHETIC_JOB, table="curves"), job=coarse_jobs()
+            paths.fill(paths.SYNTHETIC_JOB, table="curves"), job=W.coarse_jobs()
         ),
     output:
         paths.REFINEMENT_PLAN,
@@ -38,17 +44,15 @@ checkpoint plan_refinement:
     conda:
         "../envs/benign.yaml"
     params:
-        refine=REFINE,
-        convergence=CONVERGENCE,
-        horizons=FITS.get("horizons"),
-        along_time=FITS.get("along_time"),
-        regime=SYN["regime"],
-        settings=[REFINE_SETTING, CONVERGENCE_SETTING],
-        model=FITS.get("model"),
-        cluster=CLUSTER,
-        log_points=lambda wc: cv.sweep_length(
-            SYN[FITS["model"]]["sweeps"][REFINE["sweep"]], SYN["defaults"]["steps"]
-        )["log_points"],
+        refine=W.refine,
+        convergence=W.convergence,
+        horizons=W.fits.get("horizons"),
+        along_time=W.fits.get("along_time"),
+        regime=W.synthetic["regime"],
+        settings=[W.refine_setting, W.convergence_setting],
+        prefixes=W.refinement_prefixes(),
+        cluster=W.plan.cluster,
+        log_points=lambda wc: W.refinement_log_points(),
         code=code("plan_refinement.py"),
     script:
         "../scripts/plan_refinement.py"
@@ -67,14 +71,21 @@ rule train_refinement:
     conda:
         "../envs/benign.yaml"
     resources:
-        gpu=GPU,
-        mem_mb=need("mem_mb", refinement_job),
-        runtime=need("runtime_min", refinement_job),
+        gpu=W.gpu,
+        mem_mb=need(
+            "mem_mb",
+            lambda wc: W.synthetic_need(refinement_jobs(W.fits["model"])[wc.rjob]),
+        ),
+        runtime=need(
+            "runtime_min",
+            lambda wc: W.synthetic_need(refinement_jobs(W.fits["model"])[wc.rjob]),
+        ),
     params:
-        runs=lambda wc: refinement_jobs(FITS["model"])[wc.rjob],
+        runs=lambda wc: refinement_jobs(W.fits["model"])[wc.rjob],
         job=lambda wc: wc.rjob,
         code=lambda wc: code(
-            "train_synthetic.py", registry.MODELS[FITS["model"]].module
+            "train_synthetic.py",
+            *W.train_modules(refinement_jobs(W.fits["model"])[wc.rjob]),
         ),
     script:
         "../scripts/train_synthetic.py"
@@ -91,11 +102,11 @@ rule aggregate_synthetic:
     log:
         "logs/synthetic/aggregate_{model}.log",
     group:
-        SHORT
+        W.plan.cluster.group
     conda:
         "../envs/benign.yaml"
     params:
-        regime=SYN["regime"],
+        regime=W.synthetic["regime"],
         code=code("aggregate_synthetic.py"),
     script:
         "../scripts/aggregate_synthetic.py"
@@ -108,11 +119,11 @@ rule token_projection_points:
     log:
         "logs/synthetic/token_projection.log",
     group:
-        SHORT
+        W.plan.cluster.group
     conda:
         "../envs/benign.yaml"
     params:
-        projection=SYN["projection"],
+        projection=W.synthetic["projection"],
         code=code("token_projection.py"),
     script:
         "../scripts/token_projection.py"

@@ -15,15 +15,16 @@ runs, curves = read_parquet(snakemake.input.runs, RUNS), read_parquet(snakemake.
 params = snakemake.params
 refine, convergence, criteria = params.refine, params.convergence, Criteria(**params.regime)
 refine_setting, convergence_setting = params.settings
+refine_prefix, convergence_prefix = params.prefixes  # the jobs' ids, before their number
 # refined at every horizon a table reads the crossings at: the fits' and the boundaries along time
 refined = sorted({*params.horizons, *(params.along_time or ())})
 planned = refinement_runs(runs, curves, refined, refine["points"], refine["seeds"], params.log_points,
                           criteria, refine_setting)  # fmt: skip
-jobs = pack(planned, f"{params.model}_{refine_setting}", refine["batches_per_job"], params.cluster)
+jobs = pack(planned, refine_prefix, refine["batches_per_job"], params.cluster)
 if convergence:
     checked = convergence_runs(runs, curves, max(params.horizons), refine["points"], convergence["seeds"],
                                refine["seeds"], convergence["factor"], params.log_points, criteria,
                                convergence_setting)  # fmt: skip
-    jobs |= pack(checked, f"{params.model}_{convergence_setting}", convergence["batches_per_job"], params.cluster)
+    jobs |= pack(checked, convergence_prefix, convergence["batches_per_job"], params.cluster)
 with atomic_path(snakemake.output[0]) as tmp:
     tmp.write_text(json.dumps(jobs, indent=1))

@@ -8,7 +8,7 @@ from benign.artifacts.entry import File
 from benign.core.io import log_to
 
 
-def read(kinds, spec, paths):
+def read(spec, paths):
     """An input's value: a repository file's path, None where no file, else the files read by kind."""
     if isinstance(spec, File):
         return str(paths)
@@ -16,13 +16,13 @@ def read(kinds, spec, paths):
         paths = list(paths)
         if not paths:
             return None
-    return kinds[spec.partition("@")[0]].read(paths)
+    return spec.kind.read(paths)
 
 
 log_to(snakemake.log[0])
 half = import_module(snakemake.params.half)  # the rule's fingerprint names it
 artifact = half.ENTRIES[snakemake.params.artifact]
-values = {name: read(half.KINDS, spec, snakemake.input[name]) for name, spec in artifact.inputs.items()}
+values = {name: read(spec, snakemake.input[name]) for name, spec in artifact.inputs.items()}
 if artifact.view:
     view = artifact.view
     given = view.function(**{name: values.pop(name) for name in view.reads}, **snakemake.params.view)

@@ -1,0 +1,259 @@
+"""The workflow's plan, worked out from a checked config: what the rules loop over and every choice
+they make.
+
+The workflow (workflow/rules/common.smk) builds one :class:`WorkPlan` at parse time. Its jobs and
+their needs, the settings the atlas's refinement adds, when each artifact is built, the values its
+params name, the modules each job's fingerprint holds and the wildcards' patterns are all answered
+here, where the tests can call them; the rules only add what Snakemake alone knows (a rule's
+outputs, a checkpoint's file). Torch-free: every cluster job re-parses the workflow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from benign.artifacts import entry as artifact_entry
+from benign.artifacts import table as artifacts
+from benign.core import paths
+from benign.plan import jobs, resources, validate
+from benign.plan.load import Plan, load
+from benign.real import registry as real_registry
+from benign.synthetic import registry
+
+# The token sweeps that artifacts read by name (docs/regimes.md): the delay scan, the one-step map,
+# the predictor's check off the atlas's grid; and the token_p_w0 sweep of the W-frozen control.
+DELAY_SCAN = "delay_scan"
+ONE_STEP = "one_step"
+PREDICTOR_CHECK = "atlas_check"
+W_CONTROL = "atlas_w0"
+
+
+def refine_setting(sweep: str) -> str:
+    """The setting of the refinement runs of a sweep (docs/regimes.md#refinement)."""
+    return f"{sweep}_refine"
+
+
+def convergence_setting(sweep: str) -> str:
+    """The setting of the step-check runs of a sweep (docs/regimes.md#step-convergence)."""
+    return f"{sweep}_convergence"
+
+
+@dataclass(frozen=True)
+class WorkPlan:
+    """A checked config (its schema's defaults filled in) and its jobs (benign.plan.load.Plan)."""
+
+    config: dict
+    plan: Plan
+
+    @classmethod
+    def load(cls, config: dict, schema_path: str | Path) -> WorkPlan:
+        """Check ``config`` and plan it (benign.plan.ConfigError naming the key otherwise), then
+        check every entry of the artifact table against its function (ValueError otherwise)."""
+        work = cls(config, load(config, schema_path))
+        artifacts.check(constants=set(work.constants))
+        return work
+
+    # --- what the config holds -----------------------------------------------------------
+    @property
+    def synthetic(self) -> dict:
+        return self.config["synthetic"]
+
+    @property
+    def fits(self) -> dict:
+        """``synthetic.boundary_fits`` ({} without the atlas's tables)."""
+        return self.synthetic.get("boundary_fits", {})
+
+    @property
+    def refine(self) -> dict | None:
+        return self.fits.get("refine")
+
+    @property
+    def convergence(self) -> dict | None:
+        return self.fits.get("convergence")
+
+    @property
+    def refine_setting(self) -> str | None:
+        return refine_setting(self.refine["sweep"]) if self.refine else None
+
+    @property
+    def convergence_setting(self) -> str | None:
+        return convergence_setting(self.refine["sweep"]) if self.convergence else None
+
+    @cached_property
+    def models(self) -> list[str]:
+        return jobs.configured_models(self.config)
+
+    @cached_property
+    def datasets(self) -> list[str]:
+        return jobs.real_datasets(self.config)
+
+    @property
+    def gpu(self) -> int:
+        """The training rules' ``gpu`` resource."""
+        return int(self.plan.cluster.device == "cuda")
+
+    def sweeps(self, model: str) -> dict:
+        return self.synthetic.get(model, {}).get("sweeps", {})
+
+    # --- jobs ----------------------------------------------------------------------------
+    def jobs_of(self, model: str) -> list[str]:
+        return [job for job, runs in self.plan.synthetic_jobs.items() if runs[0]["model"] == model]
+
+    def coarse_jobs(self) -> list[str]:
+        """The jobs holding runs of the refined sweep (read by the refinement's planner)."""
+        sweep = self.refine["sweep"]
+        return [job for job in self.jobs_of(self.fits["model"]) if any(sweep in run["sweeps"] for run in self.plan.synthetic_jobs[job])]  # fmt: skip
+
+    def refines(self, model: str) -> bool:
+        """Whether ``model``'s atlas is refined (it then has refinement jobs)."""
+        return bool(self.refine) and model == self.fits["model"]
+
+    def refinement_prefixes(self) -> list[str]:
+        """The ids of the refinement's and the step check's jobs, before their number."""
+        model = self.fits.get("model", "none")
+        return [jobs.job_prefix(model, str(setting)) for setting in (self.refine_setting, self.convergence_setting)]
+
+    def refinement_log_points(self) -> int:
+        """The log points of the refined sweep, which its refinement runs keep."""
+        sweep = self.synthetic[self.fits["model"]]["sweeps"][self.refine["sweep"]]
+        return validate.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
+
+    def synthetic_need(self, runs: list[dict]) -> resources.Need:
+        """A synthetic training job's need, from its runs (planned or refinement)."""
+        return resources.synthetic_job_need(runs, self.plan.cluster.device)
+
+    def real_need(self, rule: str, value: str) -> resources.Need:
+        """A real-data job's need: its rule's at the value of its wildcard."""
+        return self.plan.real_needs[rule][value]
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        """Each wildcard's pattern: one of the planned values."""
+        return {
+            "job": "|".join(self.plan.synthetic_jobs),
+            "model": "|".join(self.models),
+            "cell": "|".join(self.plan.real_cells) or "none",
+            "dataset": "|".join(self.datasets) or "none",
+            "part": "[0-9]+",
+            "max_margin_model": "|".join(self.plan.max_margin_runs) or "none",
+            "rjob": f"({'|'.join(self.refinement_prefixes())})_[0-9]+",
+            "parts": "[0-9]+",
+        }
+
+    # --- fingerprints: the modules a job's script picks by name ----------------------------
+    def train_modules(self, runs: list[dict]) -> list[str]:
+        """The modules of the models of a training job's runs."""
+        return sorted({registry.MODELS[run["model"]].module for run in runs})
+
+    def features_module(self, dataset: str) -> str:
+        """The module that loads a data set's backbone (benign.real.registry.BACKBONE_KINDS)."""
+        return real_registry.BACKBONE_KINDS[self.backbone(dataset)["kind"]].module
+
+    # --- the real half's entries -----------------------------------------------------------
+    def feature_files(self, dataset: str) -> list[str]:
+        """The parts of a data set's feature cache (rule features_real)."""
+        parts = self.plan.feature_parts[dataset]
+        return [paths.fill(paths.FEATURES, dataset=dataset, part=k, parts=parts) for k in range(parts)]
+
+    def feature_rows(self, dataset: str) -> tuple[int, list[int]]:
+        """The rows of a data set's features the cells read, and its seeds (benign.plan.jobs)."""
+        return jobs.real_feature_rows(self.plan.real_cells, dataset)
+
+    def dataset_entry(self, name: str) -> dict:
+        """A data set's config entry as the library takes it (with its name; without its ``note``,
+        which only the tables print, so editing it reruns no training)."""
+        entry = {k: v for k, v in self.config["real"]["datasets"][name].items() if k != "note"}
+        return {**entry, "name": name}
+
+    def backbone(self, dataset: str) -> dict:
+        name = self.config["real"]["datasets"][dataset]["backbone"]
+        return {**self.config["real"]["backbones"][name], "name": name}
+
+    # --- artifacts -----------------------------------------------------------------------
+    @cached_property
+    def conditions(self) -> dict[str, bool]:
+        """Whether the config has what each condition of benign.artifacts.entry.CONDITIONS asks
+        for (``heatmap`` for any model; :meth:`built` asks it per model)."""
+        fits_token = self.fits.get("model") == "token"
+        return {
+            "always": True,
+            "delayed": "token" in self.models and bool(self.synthetic["token"].get("delayed")),
+            "boundary_fits": bool(self.fits),
+            "delay_scan": DELAY_SCAN in self.sweeps("token"),
+            "one_step": ONE_STEP in self.sweeps("token"),
+            "w_control": fits_token and W_CONTROL in self.sweeps("token_p_w0"),
+            "predictor_check": fits_token and PREDICTOR_CHECK in self.sweeps("token"),
+            "max_margin": bool(self.plan.max_margin_runs),
+            "real": bool(self.plan.real_cells),
+        }
+
+    def built(self, art: artifact_entry.Artifact, model: str | None = None) -> bool:
+        """Whether the config asks for an artifact, a per-model one of ``model``."""
+        models = self.models if model is None else [model] if model in self.models else []
+        if art.when == "heatmap":
+            return any("heatmap" in self.sweeps(m) for m in models)
+        return bool(models) and self.conditions[art.when]
+
+    def drawn(self) -> list[tuple[artifact_entry.Artifact, str | None]]:
+        """(artifact, model) for every artifact the config asks for: a per-model one once for each
+        configured model it is built for, any other with model None."""
+        return [
+            (art, model)
+            for art in artifacts.ARTIFACTS.values()
+            for model in (self.models if art.models else [None])
+            if self.built(art, model)
+        ]
+
+    def outputs(self, summary: str) -> list[str]:
+        """Every artifact the config asks for, each in both of its formats, and the summary."""
+        return [f for art, model in self.drawn() for f in art.files(model)] + [summary]
+
+    @cached_property
+    def constants(self) -> dict:
+        """The values of the params' Constants (MODEL_NAME, a per-model artifact's model, apart)."""
+        real = self.config.get("real") or {}
+        return {
+            "atlas_settings": [*self.fits.get("sweeps", []), *([self.refine_setting] if self.refine else [])],
+            "convergence": self.convergence
+            and {"setting": self.convergence_setting, "factor": self.convergence["factor"]},
+            "one_step": ONE_STEP,
+            "w_control": W_CONTROL,
+            "predictor_check": PREDICTOR_CHECK,
+            "delay_scan": DELAY_SCAN,
+            # per data set, a sentence for the real tables' header
+            "real_notes": {d: real["datasets"][d].get("note") for d in (self.datasets if self.plan.real_cells else [])},
+        }
+
+    def params(self, params: dict, model: str | None = None) -> dict:
+        """The values of an artifact's (or its view's) params (benign.artifacts.entry.param_value)."""
+        constants = {**self.constants, artifact_entry.MODEL_NAME.name: model}
+        return {name: artifact_entry.param_value(self.config, spec, constants) for name, spec in params.items()}
+
+    def input_files(self, spec, model: str | None, outputs, expand) -> str | list[str]:
+        """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or the
+        outputs of the rule that makes its kind (``outputs(rule)``, Snakemake's), for the models a
+        per-model kind names (ALL, FITS, MODEL or a model), or ``expand``ed over the values of the
+        wildcard a kind spans; [] for a kind read only where an atlas is fitted, where the config
+        fits none, or not this model's."""
+        if isinstance(spec, artifact_entry.File):
+            return spec.path
+        kind, of = spec.kind, spec.of
+        if kind.model_only and not (self.fits and (of != artifact_entry.MODEL or model == self.fits["model"])):
+            return []
+        files = outputs(kind.rule)
+        if isinstance(kind.output, int):
+            files = files[kind.output]
+        elif kind.output is not None:
+            files = getattr(files, kind.output)
+        if kind.per_model:
+            whose = {artifact_entry.ALL: self.models, artifact_entry.FITS: [self.fits.get("model")],
+                     artifact_entry.MODEL: [model]}  # fmt: skip
+            return [files.format(model=m) for m in whose.get(of, [of])]
+        if kind.expand:
+            return expand(files, **{kind.expand: self.spanned(kind.expand)})
+        return files
+
+    def spanned(self, wildcard: str) -> list[str]:
+        """The values of a wildcard that an input kind spans (benign.artifacts.entry.InputKind.expand)."""
+        return {"max_margin_model": list(self.plan.max_margin_runs)}[wildcard]

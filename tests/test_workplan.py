@@ -1,0 +1,102 @@
+"""The workflow's plan (benign/workplan.py), which the rules loop over: on the default config it
+builds every artifact, reads the constants the artifact table names, resolves each kind of input
+to the rule outputs that make it, and gives each wildcard a pattern its values match; a config
+without a sweep builds none of the artifacts that read it."""
+
+from __future__ import annotations
+
+import copy
+import re
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from benign.artifacts.entry import ALL, CONDITIONS, MODEL, Constant, Key
+from benign.artifacts.synthetic import ALIGNMENT, FITS_TABLE, RUNS
+from benign.artifacts.table import ARTIFACTS
+from benign.plan import schema
+from benign.workplan import ONE_STEP, WorkPlan, convergence_setting, refine_setting
+from tests.helpers.workflow_utils import ROOT
+
+
+def work(cfg: dict | None = None) -> WorkPlan:
+    cfg = copy.deepcopy(cfg) if cfg else yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    return WorkPlan.load(cfg, schema.PATH)
+
+
+@pytest.fixture(scope="module")
+def default():
+    return work()
+
+
+def test_the_default_config_builds_every_artifact_for_every_model_it_names(default):
+    assert set(default.conditions) == set(CONDITIONS) - {"heatmap"}
+    assert all(default.conditions.values())
+    drawn = {(a.key, m) for a, m in default.drawn()}
+    assert {key for key, _ in drawn} == set(ARTIFACTS)
+    for art in ARTIFACTS.values():
+        models = [m for m in default.models if art.models and default.built(art, m)]
+        assert {m for key, m in drawn if key == art.key} == (set(models) if art.models else {None})
+    assert default.outputs("results/summary.md")[-1] == "results/summary.md"
+
+
+def test_a_config_without_a_sweep_builds_none_of_the_artifacts_that_read_it(default):
+    cfg = copy.deepcopy(default.config)
+    del cfg["synthetic"]["token"]["sweeps"][ONE_STEP]
+    without = work(cfg)
+    assert without.conditions["one_step"] is False
+    gone = {a.key for a, _ in default.drawn()} - {a.key for a, _ in without.drawn()}
+    assert gone == {key for key, a in ARTIFACTS.items() if a.when == "one_step"} and gone
+
+
+def test_the_params_read_the_config_and_the_constants(default):
+    fits = ARTIFACTS["table/regime_boundaries"]
+    params = default.params(fits.params)
+    sweep = default.fits["refine"]["sweep"]
+    for name, spec in fits.params.items():
+        if isinstance(spec, Constant):
+            assert params[name] == default.constants[spec.name]
+        if isinstance(spec, Key):
+            assert params[name] == default.config["synthetic"]["boundary_fits"][spec.path[-1]]
+    assert default.constants["atlas_settings"] == [*default.fits["sweeps"], refine_setting(sweep)]
+    assert default.constants["convergence"]["setting"] == convergence_setting(sweep)
+
+
+def test_each_input_kind_resolves_to_the_outputs_of_its_rule(default):
+    def outputs(rule):  # Snakemake's rule outputs: named for the aggregate, a list otherwise
+        return SimpleNamespace(runs=f"{rule}/{{model}}/runs") if rule == "aggregate_synthetic" else [f"{rule}/0"]
+
+    expand = lambda pattern, **values: [f"{pattern}:{v}" for vs in values.values() for v in vs]
+    fits_model = default.fits["model"]
+    other = next(m for m in default.models if m != fits_model)
+    assert default.input_files(RUNS(ALL), None, outputs, expand) == [
+        f"aggregate_synthetic/{m}/runs" for m in default.models
+    ]
+    assert default.input_files(RUNS(MODEL), other, outputs, expand) == [f"aggregate_synthetic/{other}/runs"]
+    assert default.input_files(FITS_TABLE(MODEL), fits_model, outputs, expand) == "table_regime_boundaries/0"
+    assert default.input_files(FITS_TABLE(MODEL), other, outputs, expand) == []  # no atlas of this model
+    alignment = default.input_files(ALIGNMENT(), None, outputs, expand)
+    assert alignment == [f"train_max_margin/0:{m}" for m in default.plan.max_margin_runs] and alignment
+
+
+def test_every_planned_value_matches_its_wildcards_pattern(default):
+    patterns = {k: re.compile(f"(?:{v})") for k, v in default.wildcard_constraints().items()}
+    for job in default.plan.synthetic_jobs:
+        assert patterns["job"].fullmatch(job)
+    for cell in default.plan.real_cells:
+        assert patterns["cell"].fullmatch(cell)
+    model = default.fits["model"]
+    for setting in (default.refine_setting, default.convergence_setting):
+        assert patterns["rjob"].fullmatch(f"{model}_{setting}_3")
+    assert not patterns["rjob"].fullmatch(f"{model}_atlas_3")
+
+
+def test_a_training_jobs_fingerprint_holds_the_modules_of_its_models(default):
+    job, runs = next(iter(default.plan.synthetic_jobs.items()))
+    assert default.train_modules(runs) == [
+        "benign.synthetic.models." + ("encoder" if runs[0]["model"] == "encoder" else "token_selection")
+    ]
+    for dataset in default.datasets:
+        assert default.features_module(dataset).startswith("benign.real.")
+        assert "note" not in default.dataset_entry(dataset) and default.dataset_entry(dataset)["name"] == dataset
