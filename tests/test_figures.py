@@ -1,7 +1,10 @@
+from pathlib import Path
+
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PathCollection, QuadMesh
 
 from benign.analysis import metrics
 from benign.figures import dynamics, heatmaps, projection, style
@@ -25,11 +28,49 @@ def assert_rendered(stem):
     assert not list(stem.parent.glob(".*tmp*")), "temporary files left behind"
 
 
-def test_token_projection(tmp_path):
+@pytest.fixture
+def drawn(monkeypatch):
+    """What each figure drew, read off the figure before it is saved: {stem name: its panels},
+    each panel its title, its lines' (x, y), its scatter points and its colour meshes' values."""
+    from benign.figures import atlas, max_margin, one_step
+
+    saved = {}
+    save = style.save
+
+    def keep(fig, stem, note):
+        panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+        saved[Path(stem).name] = [
+            dict(title=ax.get_title(), lines=[(ln.get_xdata(), ln.get_ydata()) for ln in ax.get_lines()],
+                 points=np.concatenate([c.get_offsets() for c in ax.collections if isinstance(c, PathCollection)]
+                                       or [np.empty((0, 2))]),
+                 meshes=[c.get_array() for c in ax.collections if isinstance(c, QuadMesh)], texts=[t.get_text() for t in ax.texts])
+            for ax in panels
+        ]  # fmt: skip
+        save(fig, stem, note)
+
+    for module in (projection, dynamics, heatmaps, atlas, max_margin, one_step):
+        monkeypatch.setattr(module, "save", keep)
+    monkeypatch.setattr(real_figures.style, "save", keep)
+    return saved
+
+
+def test_token_projection(tmp_path, drawn):
+    """Two rows (train, test) of one panel per setting; each panel draws exactly the tokens its
+    setting's inputs of that split select, and names the split's accuracy."""
+    from benign.synthetic.token_projection import projection_accuracy
+
     cfg = DataSpec(n=20, T=6, d=300, rho=0.2, signal_norm=20.0, eta=0.2, n_test=20, seed=1)
     points = token_projection(cfg, {"harmful": 1.0, "benign": 0.06, "not_overfitting": 0.001})
     projection.token_projection(points, cfg, tmp_path / "fig1")
     assert_rendered(tmp_path / "fig1")
+    panels, accuracy = drawn["fig1"], projection_accuracy(points).set_index("setting")
+    settings = list(accuracy.index)
+    assert len(panels) == 2 * len(settings) == 6
+    for k, panel in enumerate(panels):
+        split, setting = ("train", "test")[k // 3], settings[k % 3]
+        sub = points[(points["setting"] == setting) & (points["split"] == split)]
+        assert sorted(map(tuple, panel["points"])) == sorted(zip(sub["proj_neg"], sub["proj_pos"]))
+        assert panel["title"].endswith(f"{split}: accuracy {accuracy.loc[setting, f'{split}_acc']:.2f}")
 
 
 def attention_rows(run_id, T, samples=4, noisy=(1, 2), unfitted=(2,), steps=range(0, 60, 10), cls=False, value=None):
@@ -69,8 +110,9 @@ def test_pick_samples_by_kind_at_the_last_step():
 
 
 @pytest.mark.parametrize("model", ["token", "encoder"])
-def test_softmax_dynamics(tmp_path, model):
+def test_softmax_dynamics(tmp_path, model, drawn):
     settings = {"benign": (2000, 20.0), "harmful": (4500, 5.0), "not_overfitting": (1000, 80.0)}
+    settings_index = {setting: i for i, setting in enumerate(settings)}
     run_rows, att = [], []
     for i, (setting, (d, norm)) in enumerate(settings.items()):
         run_rows.append(dict(run_id=f"{model}{i}", model=model, setting=setting, d=d, signal_norm=norm, seed=42))
@@ -93,12 +135,41 @@ def test_softmax_dynamics(tmp_path, model):
     attention = frames.conform(att, syn_schema.ATTENTION)
     dynamics.softmax_dynamics(runs, attention, tmp_path / "dyn", model=model)
     assert_rendered(tmp_path / "dyn")
+    # three rows of sample kinds by three settings; each panel draws its sample's softmax over
+    # every token against the step, from the ok run (the diverged NaN run is not drawn)
+    panels = drawn["dyn"]
+    assert len(panels) == 9
+    for j, (setting, _) in enumerate(settings.items()):
+        run_id = f"{model}{settings_index[setting]}"
+        trace = attention[attention["run_id"] == run_id]
+        picked = dynamics.pick_samples(trace)
+        for i, (kind, _, _) in enumerate(dynamics.SAMPLE_KINDS):
+            panel = panels[3 * i + j]
+            if picked[kind] is None:
+                assert panel["lines"] == [] and f"no {kind} sample" in panel["texts"]
+                continue
+            probs = trace[trace["sample"] == picked[kind]].pivot(index="step", columns="token", values="probability")
+            assert len(panel["lines"]) == probs.shape[1]
+            for (x, y), token in zip(panel["lines"], probs.columns):
+                assert list(x) == list(probs.index) and np.allclose(y, probs[token])
+        assert "seed 42" in panels[j]["title"]
 
 
-def test_loss_heatmap(tmp_path):
+def test_loss_heatmap(tmp_path, drawn):
+    """Four panels, each coloured by its metric's mean over seeds per (d, ||mu||) cell, with the
+    theory's two curves at the pinned constants."""
     runs = heatmap_runs().assign(model="encoder")
     heatmaps.loss_heatmap(runs, tmp_path / "heat", c1=3.0, c2=1.0, setting="heatmap", model="encoder")
     assert_rendered(tmp_path / "heat")
+    panels = drawn["heat"]
+    assert [p["title"] for p in panels] == ["final train loss", "final test loss", "final train accuracy (noisy labels)",
+                                            "final test accuracy"]  # fmt: skip
+    n = int(runs["n"].iloc[0])
+    for panel, metric in zip(panels, ("train_loss", "test_loss", "train_acc", "test_acc")):
+        grid = metrics.cell_grid(runs, "d", "signal_norm", metric)
+        assert np.ma.allequal(panel["meshes"][0], grid.values)
+        (d1, y1), (d2, y2) = panel["lines"]
+        assert np.allclose(y1, 3.0 * np.sqrt(d1 / n)) and np.allclose(y2, 1.0 * d2**0.25)
 
 
 def boundary_fits_table(horizon=1000):
@@ -193,10 +264,18 @@ def delayed_tables(nan_in_ok_run=False):
     return frames.runs(run_rows), frames.conform(curve_rows, syn_schema.CURVES)
 
 
-def test_delayed_generalization(tmp_path):
+def test_delayed_generalization(tmp_path, drawn):
+    """Each curve is the mean over the ok runs' logged steps past 0 (the diverged run left out)."""
     runs, curves = delayed_tables()
     dynamics.delayed_generalization(runs, curves, tmp_path / "delayed")
     assert_rendered(tmp_path / "delayed")
+    top, bottom = drawn["delayed"]
+    ok = (
+        curves[curves["run_id"].isin(["s1", "s2", "s3"]) & (curves["step"] > 0)].groupby("step").mean(numeric_only=True)
+    )
+    for panel, columns in ((top, dynamics.DELAYED_LINES), (bottom, dynamics.DELAYED_LOSSES)):
+        for (x, y), column in zip(panel["lines"], columns):
+            assert list(x) == list(ok.index) and np.allclose(y, ok[column]), column
 
 
 def test_delayed_generalization_refuses_nan_in_ok_run(tmp_path):
@@ -259,7 +338,7 @@ def test_real_eta_heatmap_rows_name_the_data_sets_and_tiny_losses_keep_their_dig
     assert [real_figures._cell_text(v) for v in (0.693147, 2.0, 0.000123, 0.0)] == ["0.693", "2", "0.000123", "0"]
 
 
-def test_real_attention_dynamics(tmp_path):
+def test_real_attention_dynamics(tmp_path, drawn):
     run_rows, att_rows = [], []
     for ds in DATASETS:
         for n in (20, 200):
@@ -287,6 +366,15 @@ def test_real_attention_dynamics(tmp_path):
         frames.conform(att_rows, real_schema.REAL_ATTENTION), frames.real_runs(run_rows), tmp_path / "att"
     )
     assert_rendered(tmp_path / "att")
+    # one panel per data set, one line per (n, eta): the mean over the ok seeds, so the failed
+    # run's NaN trace is left out and its (n, eta) line is its other seed's
+    panels = [p for p in drawn["att"] if p["lines"]]
+    assert len(panels) == len(DATASETS)
+    epochs = np.arange(1, 30)
+    for panel in panels:
+        assert len(panel["lines"]) == 4
+        for x, y in panel["lines"]:
+            assert list(x) == list(epochs) and np.allclose(y, 0.2 + 0.5 * (1 - 1 / epochs))
 
 
 def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from benign.synthetic import registry, spec
 
@@ -97,15 +97,33 @@ def synthetic_job_need(runs: Sequence[dict], device: str = "cpu") -> Need:
 # ---------------------------------------------------------------- real data
 
 
+def _key(default, description: str, **schema):
+    """A field of :class:`Cluster` and its key in the config schema: ``schema`` and ``description``."""
+    return field(default=default, metadata={"schema": schema, "description": description})
+
+
 @dataclass(frozen=True)
 class Cluster:
     """``cluster`` in the config (a profile sets it): the device kind the jobs compute on, and the
-    most memory (MB) and time (minutes) one job may ask for (None: no ceiling)."""
+    most memory (MB) and time (minutes) one job may ask for (None: no ceiling). Each field is a
+    key of the config schema's ``cluster`` block, with the schema and words here
+    (benign/plan/schema.py writes them; a profile's numbers arrive as strings)."""
 
-    device: str = "cpu"
-    max_mem_mb: int | None = None
-    max_runtime_min: int | None = None
-    group: str | None = None  # the short jobs' group: one submission of many (workflow/rules/common.smk)
+    device: str = _key(
+        "cpu", "what the training jobs compute on (sets their gpu resource); its kinds are benign/plan/resources.py's"
+    )
+    max_mem_mb: int | None = _key(
+        None, "most memory one job may ask for (MB); null none", type=["integer", "string", "null"]
+    )
+    max_runtime_min: int | None = _key(
+        None, "most time one job may ask for (minutes); null none", type=["integer", "string", "null"]
+    )
+    group: str | None = _key(
+        None,
+        "the group of the short jobs (aggregation, tables, figures, the summary), submitted "
+        "together; null: none (a local run)",
+        type=["string", "null"],
+    )  # workflow/rules/common.smk
 
     def fits(self, need: Need) -> bool:
         return (self.max_mem_mb is None or need.mem_mb <= self.max_mem_mb) and (

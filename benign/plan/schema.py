@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from dataclasses import fields
 from pathlib import Path
 
 import yaml
@@ -74,8 +75,11 @@ def generate() -> dict:
     source = real["datasets"]["additionalProperties"]["properties"]["source"]["properties"]["kind"]
     source["enum"] = list(real_registry.SOURCE_KINDS)
     real["backbones"]["additionalProperties"]["properties"]["kind"]["enum"] = list(real_registry.BACKBONE_KINDS)
-    cluster = out["properties"]["cluster"]["properties"]
-    cluster["device"]["enum"] = list(resources.DEVICE_KINDS)  # the keys are resources.Cluster's fields (a test checks)
+    cluster = out["properties"]["cluster"]
+    cluster["properties"] = {
+        f.name: {**f.metadata["schema"], "description": f.metadata["description"]} for f in fields(resources.Cluster)
+    }
+    cluster["properties"]["device"]["enum"] = list(resources.DEVICE_KINDS)
     protocol = real["protocol"]
     for key, value in PROTOCOL.items():  # the library's defaults; a key the config must give has none
         if key not in protocol["required"]:
