@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
+from benign.core import stopping
 from benign.core.schema import MEASURED
+from benign.synthetic import trainer
 from benign.synthetic.trainer import RunSpec, train_batch, train_runs
 
 SPECS = [
@@ -153,3 +155,25 @@ def test_a_job_told_to_stop_checkpoints_exits_75_and_resumes_to_the_same_result(
     fresh = _strip(train_runs(SPECS, device="cpu"))
     for a, b in zip(resumed, fresh):
         assert a.equals(b)
+
+
+class StateModel:
+    def state(self) -> dict:
+        return {"p": torch.zeros(2)}
+
+
+def test_a_batch_saves_every_so_many_steps_and_on_a_stop_signal(tmp_path):
+    path = tmp_path / "batch.pt"
+    state = lambda step: (["run"], StateModel(), [], [], step, 1.5)  # noqa: E731
+    trainer._checkpoint_or_stop(path, 10, state(7))
+    assert not path.exists()  # not a multiple of 10
+    trainer._checkpoint_or_stop(path, 10, state(20))
+    assert trainer.load_checkpoint(path, "cpu")["step"] == 20
+    trainer._checkpoint_or_stop(None, 10, state(30))  # no checkpoint asked for: nothing written
+    stopping.STOP.signal = signal.SIGTERM
+    try:
+        with pytest.raises(stopping.Stopped):
+            trainer._checkpoint_or_stop(path, 0, state(23))  # never periodically, but on the signal
+    finally:
+        stopping.STOP.signal = None
+    assert trainer.load_checkpoint(path, "cpu")["step"] == 23

@@ -10,6 +10,7 @@ import yaml
 from benign.plan import ConfigError
 from benign.plan import jobs as plan
 from benign.plan import validate as bc
+from benign.plan.validate import sweep_length
 
 
 def valid(cfg: dict) -> dict:
@@ -182,3 +183,8 @@ def test_the_predictors_check_lies_off_the_atlass_grid_at_its_noise_rate(cfg):
     assert not {r["seed"] for r in check} & set(cfg["synthetic"]["boundary_fits"]["refine"]["seeds"])
     assert all(n_flips(r["n"], r["eta"]) == 0.2 * r["n"] for r in check)
     assert {(r["step_size"], r["integrator"], r["steps"]) for r in check} == {(5, "flow", atlas[0]["steps"])}
+
+
+def test_a_sweep_trains_the_defaults_steps_and_logs_its_ends_unless_it_says():
+    assert sweep_length({}, 500) == {"steps": 500, "log_every": 0, "log_points": 0}
+    assert sweep_length({"steps": 80, "log_points": 9}, 500) == {"steps": 80, "log_every": 0, "log_points": 9}

@@ -14,7 +14,7 @@ THROUGH = {
     "benign.analysis.interval_censored": "tests/test_crossings.py",  # the crossings' regression stands on it
     "benign.core.notation": "tests/test_tables.py",  # the symbols the tables write
     "benign.plan.real_resources": "tests/test_resources.py",  # the real-data jobs' needs
-    "benign.real.settings": "tests/test_pieces.py",  # the protocol's defaults, against the paper's
+    "benign.real.settings": "tests/real/test_real_protocol.py",  # the protocol's defaults, against the paper's
     "benign.real.sizes": "tests/test_resources.py",  # the feature caches' sizes in the real jobs' needs
     "benign.synthetic.engines": "tests/test_registry.py",  # the engine a cost asks for, resolved by the spec
     "benign.synthetic.speed.cuda_graphs": "tests/test_authors_encoder.py",  # imported by the encoder; replayed on a GPU only

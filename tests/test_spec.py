@@ -154,3 +154,21 @@ SOURCES = sorted(
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_keeps_a_list_of_run_parameters_by_hand(path):
     assert _hand_lists(path) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({}, None),
+        ({"model": "nope"}, "model"),
+        ({"model": "encoder", "mlp_dim": 8, "engine": "gram"}, "engine"),
+        ({"engine": "gram", "d": 300}, "d"),  # n 20, T 8: the Gram engine needs d >= 324
+        ({"model": "encoder"}, "mlp_dim"),  # the encoder needs its MLP width
+        ({"mlp_dim": 8}, "mlp_dim"),  # the token model has none
+        ({"engine": "auto", "d": 300}, None),
+    ],
+)
+def test_whether_a_run_fits_its_model(change, problem):
+    run = {**spec.RunSpec().__dict__, **change}
+    found = spec.model_problem(run)
+    assert (found and found[0]) == problem, found
