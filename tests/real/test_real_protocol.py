@@ -278,12 +278,11 @@ def test_the_real_protocols_defaults_are_the_papers_in_the_schema_and_the_code()
     and recorded epochs."""
     import inspect
 
+    import yaml
+
     from benign.plan.schema import default
     from benign.real import protocol
     from benign.real.loop import TrainConfig
-
-    import yaml
-
     from tests.helpers.workflow_utils import ROOT
 
     given = yaml.safe_load((ROOT / "config/config.yaml").read_text())["real"]["protocol"]
