@@ -21,6 +21,7 @@ THROUGH = {
     "benign.synthetic.speed.deferred": "tests/test_authors_encoder.py",  # the encoder's deferred rows
     "benign.analysis.one_step": "tests/test_one_step.py",  # through its table
     "benign.artifacts.real": "tests/test_artifacts.py",  # the artifact table's real half
+    "benign.analysis.delay_scan": "tests/test_tables.py",  # through the delay-scan table
 }
 # {module: why}, for a module with no behaviour of its own to test, or drawn only by the workflow
 # (the render of its half, which the smoke run's tests read: tests/test_smoke_tables.py)

@@ -15,7 +15,8 @@ logged during training, is benign.synthetic.selection):
 6. ``along_time.py``: each boundary followed from the first step; ``first_step.py``: the first
    step's boundary in closed form; ``n_law.py``: the exponent of n; ``w_control.py``: the atlas
    with W frozen.
-7. ``survival.py``: fit and generalization times and each run's delay as censored times.
+7. ``survival.py``: fit and generalization times and each run's delay as censored times;
+   ``delay_scan.py``: the benign band's cells, fit and selection in order.
    ``gap_growth.py``: does g of the attention gap grow linearly on the way to the benign regime?
 8. ``one_step.py``: where one step at the paper's lr already fits the flipped labels;
    ``max_margin.py``: the attention-SVM check's numbers per horizon and its rates.

@@ -27,6 +27,7 @@ from scipy.stats import t as student
 from benign.analysis.boundaries import SIDES, side_labels
 from benign.analysis.crossings import crossings
 from benign.analysis.predictor import OutsideModel, predict
+from benign.analysis.theory import Criteria, regimes_at
 
 LEVEL = 0.95
 CELL = ["boundary", "horizon", "d", "n"]
@@ -149,3 +150,24 @@ def nominal_verdict(lowest: float, highest: float) -> str:
     if not (np.isfinite(lowest) and np.isfinite(highest)):
         return "cannot tell"
     return "below 95%" if highest < LEVEL else "95% not rejected"
+
+
+def check_sweep(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str,
+                regime: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """(the check's ok runs, its cells, its coverage per boundary, horizon and region): the runs of
+    ``sweep``, which must be trained as the predictor (``model``, the regime-model table) asks, else
+    a ValueError naming the value; each seed's crossing at the model's horizons (labels with
+    ``regime``'s criteria) against the predictor's interval (:func:`seed_brackets`,
+    :func:`cell_coverage`, :func:`coverage`)."""
+    ok = runs[(runs["status"] == "ok") & runs["sweeps"].map(lambda names: sweep in set(names))].drop_duplicates(
+        "run_id"
+    )
+    if ok.empty:
+        raise ValueError(f"sweep {sweep!r}: no finished run of the predictor's check")
+    if problem := schedule_problem(ok, model):
+        raise ValueError(f"sweep {sweep!r}: {problem}")
+    horizons = sorted(int(h) for h in model["horizon"].unique())
+    labels = regimes_at(curves[curves["run_id"].isin(ok["run_id"])], horizons, Criteria(**regime))
+    cells = cell_coverage(seed_brackets(ok, labels, model))
+    table = coverage(cells)
+    return ok, cells, table

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import predictor_check as check
-from benign.analysis.theory import Criteria, regimes_at
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
@@ -21,21 +20,10 @@ def _share(value: float, low: float, high: float) -> str:
 def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str, regime: dict,
                     stem: PathLike) -> pd.DataFrame:  # fmt: skip
     """One row per boundary, horizon and region (inside the atlas's design or outside) of the
-    check's cells: seeds inside, straddling and outside the predictor's 95% interval of a new
-    crossing, and the coverage bounds' means over the cells with their intervals. The check's
-    runs are those of ``sweep``; they must be trained as the predictor asks (else an error
-    naming the value). The per-cell rows follow in the Markdown."""
-    ok = runs[(runs["status"] == "ok") & runs["sweeps"].map(lambda names: sweep in set(names))].drop_duplicates(
-        "run_id"
-    )
-    if ok.empty:
-        raise ValueError(f"sweep {sweep!r}: no finished run of the predictor's check")
-    if problem := check.schedule_problem(ok, model):
-        raise ValueError(f"sweep {sweep!r}: {problem}")
-    horizons = sorted(int(h) for h in model["horizon"].unique())
-    labels = regimes_at(curves[curves["run_id"].isin(ok["run_id"])], horizons, Criteria(**regime))
-    cells = check.cell_coverage(check.seed_brackets(ok, labels, model))
-    table = check.coverage(cells)
+    check's cells (benign.analysis.predictor_check.check_sweep): seeds inside, straddling and
+    outside the predictor's 95% interval of a new crossing, and the coverage bounds' means over
+    the cells with their intervals, worded and written; the per-cell rows follow in the Markdown."""
+    ok, cells, table = check.check_sweep(runs, curves, model, sweep, regime)
     rows = [r for _, r in table.iterrows()]
     display = pd.DataFrame(
         {
