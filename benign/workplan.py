@@ -18,6 +18,7 @@ from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
 from benign.core import paths
 from benign.plan import jobs, resources, validate
+from benign.plan import schema as config_schema
 from benign.plan.load import Plan, load
 from benign.real import registry as real_registry
 from benign.synthetic import registry
@@ -52,7 +53,7 @@ class WorkPlan:
         """Check ``config`` and plan it (benign.plan.ConfigError naming the key otherwise), then
         check every entry of the artifact table against its function (ValueError otherwise)."""
         work = cls(config, load(config, schema_path))
-        artifacts.check(constants=set(work.constants))
+        artifacts.check(constants=set(work.constants), schema=config_schema.load(schema_path))
         return work
 
     # --- what the config holds -----------------------------------------------------------

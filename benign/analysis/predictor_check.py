@@ -152,7 +152,7 @@ def nominal_verdict(lowest: float, highest: float) -> str:
     return "below 95%" if highest < LEVEL else "95% not rejected"
 
 
-def check_sweep(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str,
+def sweep_coverage(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str,
                 regime: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """(the check's ok runs, its cells, its coverage per boundary, horizon and region): the runs of
     ``sweep``, which must be trained as the predictor (``model``, the regime-model table) asks, else

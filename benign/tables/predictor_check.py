@@ -20,10 +20,10 @@ def _share(value: float, low: float, high: float) -> str:
 def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str, regime: dict,
                     stem: PathLike) -> pd.DataFrame:  # fmt: skip
     """One row per boundary, horizon and region (inside the atlas's design or outside) of the
-    check's cells (benign.analysis.predictor_check.check_sweep): seeds inside, straddling and
+    check's cells (benign.analysis.predictor_check.sweep_coverage): seeds inside, straddling and
     outside the predictor's 95% interval of a new crossing, and the coverage bounds' means over
     the cells with their intervals, worded and written; the per-cell rows follow in the Markdown."""
-    ok, cells, table = check.check_sweep(runs, curves, model, sweep, regime)
+    ok, cells, table = check.sweep_coverage(runs, curves, model, sweep, regime)
     rows = [r for _, r in table.iterrows()]
     display = pd.DataFrame(
         {
