@@ -17,7 +17,7 @@ from pathlib import Path
 from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
 from benign.core import paths
-from benign.plan import jobs, resources, validate
+from benign.plan import jobs, resources
 from benign.plan import schema as config_schema
 from benign.plan.load import Plan, load
 from benign.real import registry as real_registry
@@ -119,7 +119,7 @@ class WorkPlan:
     def refinement_log_points(self) -> int:
         """The log points of the refined sweep, which its refinement runs keep."""
         sweep = self.synthetic[self.fits["model"]]["sweeps"][self.refine["sweep"]]
-        return validate.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
+        return jobs.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
 
     def synthetic_need(self, runs: list[dict]) -> resources.Need:
         """A synthetic training job's need, from its runs (planned or refinement)."""

@@ -473,6 +473,28 @@ def test_bad_value_is_refused(root, smoke, name, extra, expect):
         assert part in text, f"{part!r} not in\n{text}"
 
 
+CEILINGS = ("above",)  # a job over the cluster's ceilings: only packing the jobs can tell
+
+
+@pytest.mark.parametrize("name, extra, expect", BAD, ids=[c[0] for c in BAD])
+def test_bad_value_is_refused_before_any_job_is_planned(root, smoke, name, extra, expect, monkeypatch):
+    """Checking happens once, before planning: with the planners that pack jobs replaced by a
+    failure, every bad value is still refused with its message (the ceilings' cases aside)."""
+    from benign.plan import jobs
+
+    if any(word in part for part in expect for word in CEILINGS):
+        pytest.skip("refused by packing, which is planning")
+
+    def planned(*args, **kwargs):
+        raise AssertionError("a job was planned before the config was checked")
+
+    for planner in ("synthetic_jobs", "real_cells", "real_needs", "feature_parts"):
+        monkeypatch.setattr(jobs, planner, planned)
+    text = refusal(root, config_of(smoke, extra=extra))
+    for part in expect:
+        assert part in text, f"{part!r} not in\n{text}"
+
+
 @pytest.mark.parametrize("name, key, expect", MISSING, ids=[c[0] for c in MISSING])
 def test_missing_key_is_refused(root, smoke, name, key, expect):
     text = refusal(root, config_of(smoke, missing=key))

@@ -1,4 +1,7 @@
-"""The jobs a valid configuration asks for (benign.plan.validate checks what they hold).
+"""The jobs a valid configuration asks for. Nothing here checks a value: benign.plan.validate has
+checked the config, and the runs composed here, before any job is packed (benign.plan.load). What
+is refused here is only what planning alone can tell: a job that does not fit the cluster's
+ceilings, or a grid's range that runs backwards as it is read.
 
 Torch-free: the workflow plans at parse time. Runs reach the jobs as plain dicts (``params``),
 so that changing a value reruns exactly the jobs that hold it.
@@ -10,18 +13,46 @@ import math
 from itertools import product
 
 from benign.plan import ConfigError, real_resources, resources
-from benign.plan.validate import (
-    check_dataset,
-    check_real_grid,
-    check_run,
-    check_split_size,
-    check_sweep,
-    excluded,
-    grid,
-    sweep_length,
-)
 from benign.real.records import record_epochs
 from benign.synthetic import flow, registry, spec
+
+# ---------------------------------------------------------------- reading the config
+
+
+def grid(spec, key: str) -> list[float]:
+    """A grid's values, given as a list or as {start, stop, step} (stop included). Its types and
+    bounds are the schema's ($defs/grid, $defs/rates); a range must not run backwards."""
+    if not isinstance(spec, dict):
+        return list(spec)
+    start, stop, step = spec["start"], spec["stop"], spec["step"]
+    if stop < start:
+        raise ConfigError(f"{key}: stop ({stop!r}) is below start ({start!r})")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    values = [round(start + i * step, 10) for i in range(count)]
+    if all(isinstance(v, int) for v in (start, step)):
+        values = [int(v) for v in values]
+    return values
+
+
+def same_value(a, b) -> bool:
+    """Whether two axis values are the same number (or the same value)."""
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def excluded(run: dict, exclude: list[dict]) -> bool:
+    """Whether a run's axis values match one of a sweep's ``exclude`` combinations."""
+    return any(all(same_value(run[key], value) for key, value in combo.items()) for combo in exclude)
+
+
+def sweep_length(sweep: dict, default_steps: int) -> dict:
+    """How long a sweep's runs train and what they log, the one place its defaults are read: its
+    own ``steps`` (else ``synthetic.defaults.steps``), ``log_every`` and ``log_points`` (else 0:
+    the first and last step only)."""
+    return {"steps": sweep.get("steps", default_steps), "log_every": sweep.get("log_every", 0),
+            "log_points": sweep.get("log_points", 0)}  # fmt: skip
 
 
 def job_prefix(model: str, setting: str) -> str:
@@ -44,17 +75,16 @@ def base_run(cfg: dict, model: str) -> dict:
     return base
 
 
-def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
-    """Every synthetic training job, as {job id: [run dicts]} (plain types, for ``params``).
+def synthetic_groups(cfg: dict) -> list[tuple[str, list[dict], int | None]]:
+    """Every synthetic run, as (job prefix, runs, batches per job), before packing.
 
-    Every registered model with a block ``synthetic.<model>`` in the config gets jobs, packed by
-    benign.plan.resources.pack (ids ``{model}_{group}_{k}``): the group ``settings`` (the three named settings x
-    seeds, attention recorded, one job), ``delayed`` (long benign runs, log-spaced curves, one
-    job) and each named sweep of ``synthetic.<model>.sweeps`` (:func:`sweep_groups`).
+    Every registered model with a block ``synthetic.<model>`` in the config gets runs: the group
+    ``settings`` (the three named settings x seeds, attention recorded, one job), ``delayed``
+    (long benign runs, log-spaced curves, one job) and each named sweep of
+    ``synthetic.<model>.sweeps`` (:func:`sweep_groups`).
     """
     syn = cfg["synthetic"]
-    cluster = resources.cluster_settings(cfg)
-    groups: list[tuple[str, list[dict], int | None]] = []  # (prefix, runs, batches per job)
+    groups: list[tuple[str, list[dict], int | None]] = []
     for model in configured_models(cfg):
         mcfg = syn[model]
         base = base_run(cfg, model)
@@ -74,13 +104,17 @@ def synthetic_jobs(cfg: dict) -> dict[str, list[dict]]:
             (job_prefix(model, name), runs, per_job)
             for name, runs, per_job in sweep_groups(model, mcfg.get("sweeps", {}), base, fitted)
         ]
+    return groups
+
+
+def synthetic_jobs(cfg: dict, groups: list | None = None) -> dict[str, list[dict]]:
+    """Every synthetic training job, as {job id: [run dicts]} (plain types, for ``params``): the
+    runs of :func:`synthetic_groups` (or the checked ``groups``) with the engine, lr and flow
+    tolerance they train at, packed by benign.plan.resources.pack (ids ``{prefix}_{k}``)."""
+    cluster = resources.cluster_settings(cfg)
     jobs: dict[str, list[dict]] = {}
-    for prefix, runs, per_job in groups:
+    for prefix, runs, per_job in synthetic_groups(cfg) if groups is None else groups:
         for run in runs:
-            check_run(
-                run,
-                f"synthetic {prefix} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
-            )
             if "engine" in run:  # runs that never name one keep their params (and their jobs) as they were
                 run["engine"] = spec.resolve_engine(run)
             if run.get("step_size") is not None:  # the lr the run trains at (benign.synthetic.spec.RunSpec)
@@ -98,7 +132,6 @@ def sweep_runs(model: str, name: str, sweep: dict, base: dict) -> list[dict]:
     where = f"config key synthetic.{model}.sweeps.{name}"
     axes = {axis: grid(values, f"{where}.axes.{axis}") for axis, values in sweep["axes"].items()}
     length = sweep_length(sweep, base["steps"])
-    check_sweep(where, name, sweep, length["steps"])
     fixed = {**base, **sweep.get("fixed", {}), "steps": length["steps"], "setting": name, "sweeps": [name],
              "log_every": length["log_every"], "log_points": length["log_points"]}  # fmt: skip
     cells = [dict(zip(axes, values)) for values in product(*axes.values())]
@@ -174,23 +207,9 @@ def real_cells(cfg: dict) -> dict[str, dict]:
     etas = grid(grid_cfg["eta"], "real.grid.eta")
     seeds = grid_cfg["seeds"]
     sweep_etas = grid(sweep["eta"], "real.eta_sweep.eta") if sweep else []
-    check_real_grid(
-        {"real.grid.n": ns, "real.grid.seeds": seeds}, {"real.grid.eta": etas, "real.eta_sweep.eta": sweep_etas}
-    )
-    protocol = real["protocol"]
-    try:
-        record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
     cells = {}
     for name in real_datasets(cfg):
-        entry = real["datasets"][name]
-        check_dataset(name, entry, real["backbones"])
-        dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
-        if not set(dataset_ns) <= set(ns):
-            raise ConfigError(
-                f"config key real.datasets.{name}.n = {dataset_ns!r}: must be a subset of real.grid.n = {ns!r}"
-            )
+        dataset_ns = real["datasets"][name].get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
         wanted = [(seed, n, list(etas)) for seed in seeds for n in dataset_ns]
         if sweep:
             wanted.append((sweep["seed"], sweep["n"], sweep_etas))
@@ -198,8 +217,6 @@ def real_cells(cfg: dict) -> dict[str, dict]:
             job = f"{name}_s{seed}_n{n}"
             cell = cells.setdefault(job, {"dataset": name, "seed": seed, "n": n, "etas": []})
             cell["etas"] = sorted(set(cell["etas"]) | {round(float(e), 6) for e in cell_etas})
-        ns_all = {c["n"] for c in cells.values() if c["dataset"] == name}
-        check_split_size(name, entry, max(ns_all))
     return _split_cells_to_fit(cfg, cells)
 
 
@@ -314,14 +331,7 @@ def _split_cells_to_fit(cfg: dict, cells: dict[str, dict]) -> dict[str, dict]:
 
 def real_datasets(cfg: dict) -> list[str]:
     """The data sets a run uses: ``real.use`` picks from the catalogue ``real.datasets``."""
-    real = cfg.get("real") or {}
-    use = real.get("use", [])
-    for name in use:
-        if name not in real.get("datasets", {}):
-            raise ConfigError(
-                f"real.use names {name!r}, which is not in real.datasets {sorted(real.get('datasets', {}))}"
-            )
-    return list(use)
+    return list((cfg.get("real") or {}).get("use", []))
 
 
 def real_feature_rows(cells: dict, dataset: str) -> tuple[int, list[int]]:
@@ -358,10 +368,4 @@ def max_margin_runs(config: dict) -> dict[str, list[dict]]:
         ]
         for model, (points, seeds) in plans.items()
     }
-    where = "config key max_margin"
-    if max(cfg["horizons"]) > cfg["steps"]:
-        raise ConfigError(f"{where}.horizons = {cfg['horizons']!r}: past its {cfg['steps']} steps")
-    for model, model_runs in runs.items():
-        for run in model_runs:
-            check_run(run, f"{where} ({model}, setting {run['setting']})")
     return runs

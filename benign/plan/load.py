@@ -1,4 +1,5 @@
-"""A configuration read whole: validated (schema defaults filled in) and planned, in one call.
+"""A configuration read whole: checked (schema defaults filled in, then the checks across keys,
+then every composed run), and only then planned, in one call.
 
 The workflow calls :func:`load` at parse time and the tests call it in process, so a bad value
 is refused by the same code, before any job, with the same message. Torch-free.
@@ -30,12 +31,13 @@ class Plan:
 def load(cfg: dict, schema_path: str | Path) -> Plan:
     """Check ``cfg`` (filling in the schema's defaults, in place) and plan its jobs; a
     :class:`benign.plan.ConfigError` naming the key and the value otherwise."""
-    cv.validate_config(cfg, schema_path)
+    cv.validate_config(cfg, schema_path)  # the schema: every key's type, bounds, default
+    cv.check_config(cfg)  # across keys, before anything is planned
+    groups, mm_runs = plan.synthetic_groups(cfg), plan.max_margin_runs(cfg)
+    cv.check_runs(groups, mm_runs)  # every composed run, before any job is packed
     cluster = rs.cluster_settings(cfg)
-    jobs = plan.synthetic_jobs(cfg)
+    jobs = plan.synthetic_jobs(cfg, groups)
     cells = plan.real_cells(cfg)
     needs = plan.real_needs(cfg, cells)
     parts = plan.feature_parts(cfg, cells)
-    mm_runs = plan.max_margin_runs(cfg)
-    cv.check_boundary_fits(cfg)
     return Plan(cluster, jobs, cells, needs, parts, mm_runs, cv.warnings(cfg))

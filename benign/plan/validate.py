@@ -18,8 +18,11 @@ from pathlib import Path
 import jsonschema
 
 from benign.plan import ConfigError
+from benign.plan import jobs as plan
 from benign.plan import schema as config_schema
+from benign.plan.jobs import grid, same_value, sweep_length
 from benign.real import registry as real_registry
+from benign.real.records import record_epochs
 from benign.synthetic import registry, spec
 
 
@@ -39,6 +42,36 @@ def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> 
         raise ConfigError("\n".join(dict.fromkeys(lines)))
     for _ in _with_defaults(strict)(full).iter_errors(cfg):
         pass  # valid: this pass only fills in defaults
+
+
+def check_config(cfg: dict) -> None:
+    """The checks across keys, on a config :func:`validate_config` has passed, before anything is
+    planned: every sweep of every configured model, the real-data grid and data sets, the
+    attention-SVM check's horizons and the boundary fits."""
+    for model in plan.configured_models(cfg):
+        for name, sweep in cfg["synthetic"][model].get("sweeps", {}).items():
+            steps = sweep_length(sweep, plan.base_run(cfg, model)["steps"])["steps"]
+            check_sweep(f"config key synthetic.{model}.sweeps.{name}", name, sweep, steps)
+    if cfg.get("real"):
+        check_real(cfg["real"])
+    mm = cfg.get("max_margin")
+    if mm and max(mm["horizons"]) > mm["steps"]:
+        raise ConfigError(f"config key max_margin.horizons = {mm['horizons']!r}: past its {mm['steps']} steps")
+    check_boundary_fits(cfg)
+
+
+def check_runs(groups: list, max_margin_runs: dict) -> None:
+    """Every composed run (benign.plan.jobs.synthetic_groups and max_margin_runs) against
+    :func:`check_run`, before the jobs are packed."""
+    for prefix, runs, _ in groups:
+        for run in runs:
+            check_run(
+                run,
+                f"synthetic {prefix} (setting {run['setting']!r}, d={run.get('d')!r}, signal_norm={run.get('signal_norm')!r})",
+            )
+    for model, runs in max_margin_runs.items():
+        for run in runs:
+            check_run(run, f"config key max_margin ({model}, setting {run['setting']})")
 
 
 def _strict(full: dict):
@@ -179,21 +212,6 @@ def _non_finite(node, path: list):
         yield _key(path), node
 
 
-def grid(spec, key: str) -> list[float]:
-    """A grid's values, given as a list or as {start, stop, step} (stop included). Its types and
-    bounds are the schema's ($defs/grid, $defs/rates); a range must not run backwards."""
-    if not isinstance(spec, dict):
-        return list(spec)
-    start, stop, step = spec["start"], spec["stop"], spec["step"]
-    if stop < start:
-        raise ConfigError(f"{key}: stop ({stop!r}) is below start ({start!r})")
-    count = int(math.floor((stop - start) / step + 1e-9)) + 1
-    values = [round(start + i * step, 10) for i in range(count)]
-    if all(isinstance(v, int) for v in (start, step)):
-        values = [int(v) for v in values]
-    return values
-
-
 def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -247,27 +265,6 @@ def _value_errors(validator, key: str, value) -> list[tuple[list, str]]:
     return out
 
 
-def _same(a, b) -> bool:
-    """Whether two axis values are the same number (or the same value)."""
-    try:
-        return math.isclose(float(a), float(b), rel_tol=1e-9)
-    except (TypeError, ValueError):
-        return a == b
-
-
-def excluded(run: dict, exclude: list[dict]) -> bool:
-    """Whether a run's axis values match one of a sweep's ``exclude`` combinations."""
-    return any(all(_same(run[key], value) for key, value in combo.items()) for combo in exclude)
-
-
-def sweep_length(sweep: dict, default_steps: int) -> dict:
-    """How long a sweep's runs train and what they log, the one place its defaults are read: its
-    own ``steps`` (else ``synthetic.defaults.steps``), ``log_every`` and ``log_points`` (else 0:
-    the first and last step only)."""
-    return {"steps": sweep.get("steps", default_steps), "log_every": sweep.get("log_every", 0),
-            "log_points": sweep.get("log_points", 0)}  # fmt: skip
-
-
 def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
     """Refuse a sweep whose fixed values repeat an axis, whose exclusions are not on its axes, or
     whose logging outgrows its horizon (the heatmap sweep's axes are the schema's)."""
@@ -281,7 +278,7 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
             if key not in sweep["axes"]:
                 raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: {key} is not an axis of this sweep")
             values = grid(sweep["axes"][key], f"{where}.axes.{key}")
-            if not any(_same(value, v) for v in values):
+            if not any(same_value(value, v) for v in values):
                 raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({values})")
     if "snr_range" in sweep and not sweep["snr_range"][0] < sweep["snr_range"][1]:
         raise ConfigError(f"{where}.snr_range = {sweep['snr_range']!r}: its low end must be below its high end")
@@ -345,6 +342,35 @@ def warnings(cfg: dict) -> list[str]:
 
 
 # ---------------------------------------------------------------- real data (docs/real_protocol.md)
+
+
+def check_real(real: dict) -> None:
+    """The real-data block: its grid's values, the recorded epochs, and every used data set
+    (its backbone, classes, n and training split)."""
+    grid_cfg, sweep = real["grid"], real.get("eta_sweep")
+    ns = grid(grid_cfg["n"], "real.grid.n")
+    sweep_etas = grid(sweep["eta"], "real.eta_sweep.eta") if sweep else []
+    check_real_grid(
+        {"real.grid.n": ns, "real.grid.seeds": grid_cfg["seeds"]},
+        {"real.grid.eta": grid(grid_cfg["eta"], "real.grid.eta"), "real.eta_sweep.eta": sweep_etas},
+    )
+    protocol = real["protocol"]
+    try:
+        record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    datasets = real.get("datasets", {})
+    for name in real.get("use", []):
+        if name not in datasets:
+            raise ConfigError(f"real.use names {name!r}, which is not in real.datasets {sorted(datasets)}")
+        entry = datasets[name]
+        check_dataset(name, entry, real["backbones"])
+        dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
+        if not set(dataset_ns) <= set(ns):
+            raise ConfigError(
+                f"config key real.datasets.{name}.n = {dataset_ns!r}: must be a subset of real.grid.n = {ns!r}"
+            )
+        check_split_size(name, entry, max([*dataset_ns, *([sweep["n"]] if sweep else [])]))
 
 
 def check_real_grid(counts: dict[str, list], rates: dict[str, list]) -> None:
