@@ -21,6 +21,7 @@ from benign.plan import jobs, resources
 from benign.plan import schema as config_schema
 from benign.plan.load import Plan, load
 from benign.real import registry as real_registry
+from benign.refinement_job import RefinementJob
 from benign.synthetic import registry
 
 # The token sweeps that artifacts read by name (docs/regimes.md): the delay scan, the one-step map,
@@ -120,6 +121,25 @@ class WorkPlan:
         """The log points of the refined sweep, which its refinement runs keep."""
         sweep = self.synthetic[self.fits["model"]]["sweeps"][self.refine["sweep"]]
         return jobs.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
+
+    def refinement_job(self) -> RefinementJob:
+        """The refinement checkpoint's job (its params: ``dataclasses.asdict`` of it)."""
+        cluster = self.plan.cluster
+        return RefinementJob(
+            horizons=sorted({*self.fits["horizons"], *(self.fits.get("along_time") or ())}),
+            fit_horizon=max(self.fits["horizons"]),
+            refine=self.refine,
+            convergence=self.convergence,
+            regime=self.synthetic["regime"],
+            log_points=self.refinement_log_points(),
+            settings=[self.refine_setting, self.convergence_setting],
+            prefixes=self.refinement_prefixes(),
+            cluster={
+                "device": cluster.device,
+                "max_mem_mb": cluster.max_mem_mb,
+                "max_runtime_min": cluster.max_runtime_min,
+            },
+        )
 
     def synthetic_need(self, runs: list[dict]) -> resources.Need:
         """A synthetic training job's need, from its runs (planned or refinement)."""

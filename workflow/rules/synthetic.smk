@@ -44,15 +44,7 @@ checkpoint plan_refinement:
     conda:
         "../envs/benign.yaml"
     params:
-        refine=W.refine,
-        convergence=W.convergence,
-        horizons=W.fits.get("horizons"),
-        along_time=W.fits.get("along_time"),
-        regime=W.synthetic["regime"],
-        settings=[W.refine_setting, W.convergence_setting],
-        prefixes=W.refinement_prefixes(),
-        cluster=W.plan.cluster,
-        log_points=lambda wc: W.refinement_log_points(),
+        job=lambda wc: W.refinement_job().params(),
         code=code("plan_refinement.py"),
     script:
         "../scripts/plan_refinement.py"
