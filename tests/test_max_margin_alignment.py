@@ -4,7 +4,7 @@ materialised parameters and keys in d dimensions (benign.synthetic.max_margin.sv
 import numpy as np
 import pytest
 
-from benign.plan import ConfigError
+from benign.plan import ConfigError, validate
 from benign.plan import jobs as plan
 from benign.synthetic import max_margin_alignment, models
 from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
@@ -112,9 +112,11 @@ def test_the_config_block_is_planned_and_checked():
     assert [len(runs["token_p_w0"]), len(runs["token"])] == [6, 1]
     assert {r["setting"] for r in runs["token_p_w0"]} == {"benign", "snr_5", "snr_40"}
     assert runs["token"][0]["seed"] == 42 and runs["token"][0]["lr"] == 0.005
+    validate.check_config(cfg)
+    validate.check_runs([], runs)  # the planned runs pass; the checks refuse what follows
     with pytest.raises(ConfigError, match=r"max_margin.horizons = \[100, 900\]: past its 500 steps"):
-        plan.max_margin_runs({**cfg, "max_margin": {**cfg["max_margin"], "horizons": [100, 900]}})
+        validate.check_config({**cfg, "max_margin": {**cfg["max_margin"], "horizons": [100, 900]}})
     bad = {**cfg["max_margin"], "settings": {"benign": {"d": 200, "signal_norm": -1}}}
     with pytest.raises(ConfigError, match="signal_norm = -1"):
-        plan.max_margin_runs({**cfg, "max_margin": bad})
+        validate.check_runs([], plan.max_margin_runs({**cfg, "max_margin": bad}))
     assert plan.max_margin_runs({"synthetic": cfg["synthetic"]}) == {}
