@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benign.analysis.boundaries import BOUNDARIES
-from benign.analysis.w_control import COLUMNS, shift_table, twin_pairs
+from benign.analysis.w_control import COLUMNS, shift_table, totals, twin_pairs, unpaired
 from benign.plan.schema import default
 from benign.synthetic.trainer import RunSpec, train_runs
 from benign.tables.w_control import w_control
@@ -95,3 +95,28 @@ def test_the_table_renders_from_runs(tmp_path):
         "| Boundary | d | n | Horizon (time) | Lines paired (of the control's; closed in both) |" in text
         and "### Over every d" in text
     )
+
+
+def test_the_totals_sum_every_d_and_the_unpaired_count_each_line_horizon_once():
+    """Two boundaries' rows by hand: the totals add the d's of a (boundary, horizon); a (d, n,
+    horizon) with 3 seeds and 1 paired line counts 2 unpaired, once for its two boundaries."""
+    table = pd.DataFrame(
+        {
+            "boundary": ["a", "a", "b", "b"],
+            "d": [1e3, 1e4, 1e3, 1e4],
+            "n": [10, 10, 10, 10],
+            "horizon": [100, 100, 100, 100],
+            "seeds": [3, 3, 3, 3],
+            "lines": [3, 1, 2, 1],
+            "identical": [2, 1, 1, 0],
+            "moved": [0, 0, 1, 1],
+        }
+    )
+    summed = totals(table)
+    assert summed.to_dict("records") == [
+        {"boundary": "a", "horizon": 100, "lines": 4, "identical": 3, "moved": 0},
+        {"boundary": "b", "horizon": 100, "lines": 3, "identical": 1, "moved": 2},
+    ]
+    assert unpaired(table) == 1 + 2  # d 10^3: max(0, 1); d 10^4: max(2, 2)
+    assert list(totals(table.iloc[:0]).columns) == ["boundary", "horizon", "lines", "identical", "moved"]
+    assert unpaired(table.iloc[:0]) == 0

@@ -3,6 +3,7 @@ what one gradient step already fits, per (n, ||mu||, d) cell."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from benign.analysis.theory import Criteria, in_sweeps, overfits
@@ -26,3 +27,28 @@ def one_step_cells(runs: pd.DataFrame, curves: pd.DataFrame, sweep: str, criteri
              seeds=("seed", "nunique"), step_size=("step_size", "first"), lr=("lr", "first"), snr=("snr", "first"))
         .reset_index()
     )  # fmt: skip
+
+
+MAP_COLUMNS = ["n", "signal_norm", "d_star", "step_size_star", "snr_star", "snr_sqrt_n_star", "lr", "d_max",
+               "fitted_at_d_max", "seeds", "fitted_before_any_step"]  # fmt: skip
+
+
+def one_step_map(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per (n, ||mu||) of :func:`one_step_cells`: the least d from which the first step
+    fits on at least half of the seeds at that d and every larger one (d*, NaN where none), the
+    step size, SNR and SNR sqrt(n) there, and the share fitted at the largest d."""
+    rows = []
+    for (n, norm), line in cells.groupby(["n", "signal_norm"]):
+        line = line.sort_values("d")
+        fits = line["share"].to_numpy(float) >= 0.5
+        tail = np.flatnonzero(~fits)
+        first = 0 if not len(tail) else tail[-1] + 1
+        hit = line.iloc[first] if first < len(line) else None
+        rows.append({"n": int(n), "signal_norm": float(norm), "d_star": float(hit["d"]) if hit is not None else np.nan,
+                     "step_size_star": float(hit["step_size"]) if hit is not None else np.nan,
+                     "snr_star": float(hit["snr"]) if hit is not None else np.nan,
+                     "snr_sqrt_n_star": float(hit["snr"] * np.sqrt(n)) if hit is not None else np.nan,
+                     "lr": float(line["lr"].iloc[0]), "d_max": float(line["d"].max()),
+                     "fitted_at_d_max": float(line["fitted"].iloc[-1]), "seeds": int(line["seeds"].min()),
+                     "fitted_before_any_step": float(line["share_before"].mean())})  # fmt: skip
+    return pd.DataFrame(rows, columns=MAP_COLUMNS)

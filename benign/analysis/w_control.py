@@ -107,3 +107,20 @@ def w_control(runs: pd.DataFrame, curves: pd.DataFrame, control_runs: pd.DataFra
     trained_runs, trained = atlas_labels(runs, curves, atlas, horizons, criteria)
     frozen_runs, frozen = atlas_labels(control_runs, control_curves, [control], horizons, criteria)
     return shift_table(*twin_pairs(trained_runs, trained, frozen_runs, frozen))
+
+
+TOTALS = ["boundary", "horizon", "lines", "identical", "moved"]
+
+
+def totals(table: pd.DataFrame) -> pd.DataFrame:
+    """Per boundary and horizon, the pairs of :func:`w_control`'s table summed over every d: its
+    lines, identical brackets and moved ones."""
+    if not len(table):
+        return pd.DataFrame(columns=TOTALS)
+    return table.groupby(["boundary", "horizon"], sort=False)[TOTALS[2:]].sum().reset_index()
+
+
+def unpaired(table: pd.DataFrame) -> int:
+    """The control's line-horizons with no twin read at the same logged step (their twins log on
+    another schedule): per (d, n, horizon), its seeds less its paired lines."""
+    return int((table["seeds"] - table["lines"]).groupby([table["d"], table["n"], table["horizon"]]).max().sum())

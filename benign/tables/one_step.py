@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign.analysis.one_step import one_step_cells
+from benign.analysis.one_step import one_step_cells, one_step_map
 from benign.analysis.theory import Criteria
 from benign.tables.common import MISSING, PathLike, write
 
@@ -17,22 +17,7 @@ def one_step_regime(runs: pd.DataFrame, curves: pd.DataFrame, sweep: str, criter
     at least half of the seeds at that d and every larger one (the one-step d*), the step size
     lr sigma^2 d* and the SNR there, with SNR sqrt(n) (the scale of Magen et al.'s two-step
     regime), and the share fitted at the largest d."""
-    cells = one_step_cells(runs, curves, sweep, criteria)
-    rows = []
-    for (n, norm), line in cells.groupby(["n", "signal_norm"]):
-        line = line.sort_values("d")
-        fits = line["share"].to_numpy(float) >= 0.5
-        tail = np.flatnonzero(~fits)
-        first = 0 if not len(tail) else tail[-1] + 1
-        hit = line.iloc[first] if first < len(line) else None
-        rows.append({"n": int(n), "signal_norm": float(norm), "d_star": float(hit["d"]) if hit is not None else np.nan,
-                     "step_size_star": float(hit["step_size"]) if hit is not None else np.nan,
-                     "snr_star": float(hit["snr"]) if hit is not None else np.nan,
-                     "snr_sqrt_n_star": float(hit["snr"] * np.sqrt(n)) if hit is not None else np.nan,
-                     "lr": float(line["lr"].iloc[0]), "d_max": float(line["d"].max()),
-                     "fitted_at_d_max": float(line["fitted"].iloc[-1]), "seeds": int(line["seeds"].min()),
-                     "fitted_before_any_step": float(line["share_before"].mean())})  # fmt: skip
-    table = pd.DataFrame(rows)
+    table = one_step_map(one_step_cells(runs, curves, sweep, criteria))
     cell = lambda v, f: f.format(v) if np.isfinite(v) else MISSING  # noqa: E731
     display = pd.DataFrame(
         {

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis.theory import Criteria
+from benign.analysis.w_control import totals, unpaired
 from benign.analysis.w_control import w_control as control_table
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
@@ -40,19 +41,10 @@ def w_control(runs: pd.DataFrame, curves: pd.DataFrame, control_runs: pd.DataFra
             "In grid steps": [_range(r["shift_steps"], r["shift_steps_min"], r["shift_steps_max"], 2) for r in rows],
         }
     )
-    totals = (
-        table.groupby(["boundary", "horizon"], sort=False)[["lines", "identical", "moved"]].sum().reset_index()
-        if len(table)
-        else pd.DataFrame(columns=["boundary", "horizon", "lines", "identical", "moved"])
+    summed = totals(table).set_axis(
+        ["Boundary", "Horizon", "Pairs (independent lines, every d)", "Identical", "Moved beyond their own"], axis=1
     )
-    totals.columns = [
-        "Boundary",
-        "Horizon",
-        "Pairs (independent lines, every d)",
-        "Identical",
-        "Moved beyond their own",
-    ]
-    unpaired = int((table["seeds"] - table["lines"]).groupby([table["d"], table["n"], table["horizon"]]).max().sum())
+    missing = unpaired(table)
     header = [
         "## Synthetic data: what training W does to the atlas's boundaries",
         f"The control sweep {control!r} trains the model with W frozen at its initialisation W0 (p alone trained) on "
@@ -66,9 +58,9 @@ def w_control(runs: pd.DataFrame, curves: pd.DataFrame, control_runs: pd.DataFra
         "the boundary. The seeds of a (d, n) share nothing with any other line: each row's lines are independent "
         "pairs, and the rows are per d because a d's pairs say nothing of another d's. A line is paired at a "
         "horizon only where both were read at the same logged step"
-        + (f" ({unpaired} line-horizons of the control were not: their twins log on another schedule)." if unpaired
+        + (f" ({missing} line-horizons of the control were not: their twins log on another schedule)." if missing
            else "."),
     ]  # fmt: skip
-    footer = ["### Over every d", _markdown_table(totals)]
+    footer = ["### Over every d", _markdown_table(summed)]
     write(table, display, header, stem, footer)
     return table
