@@ -12,6 +12,7 @@ import pandas as pd
 
 from benign.analysis.boundaries import LABEL_OF, SET_UP
 from benign.analysis.gap_growth import mean_exponent
+from benign.analysis.w_control import totals
 from benign.core.io import write_text
 from benign.tables.along_time import WORDS as DRIFT_WORDS
 from benign.tables.common import MISSING, PathLike
@@ -178,11 +179,7 @@ def _predictor_check(table: pd.DataFrame) -> pd.DataFrame:
 
 @section(("w_control", "What training W does to the atlas's crossings (W-frozen twins)"))
 def _w_control(table: pd.DataFrame) -> pd.DataFrame:
-    out = (
-        table.groupby(["boundary", "horizon"], sort=False)
-        .agg(pairs=("lines", "sum"), identical=("identical", "sum"), moved=("moved", "sum"))
-        .reset_index()
-    )
+    out = totals(table).rename(columns={"lines": "pairs"})
     lower = (
         table[table["shift_mean"] < 0]
         .groupby(["boundary", "horizon"], sort=False)["d"]
