@@ -123,7 +123,7 @@ class WorkPlan:
         return jobs.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
 
     def refinement_job(self) -> RefinementJob:
-        """The refinement checkpoint's job (its params: ``dataclasses.asdict`` of it)."""
+        """The refinement checkpoint's job (its params: :meth:`RefinementJob.params`)."""
         cluster = self.plan.cluster
         return RefinementJob(
             horizons=sorted({*self.fits["horizons"], *(self.fits.get("along_time") or ())}),
