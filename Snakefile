@@ -11,6 +11,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/real.smk"
 include: "workflow/rules/max_margin.smk"
+include: "workflow/rules/limit.smk"
 include: "workflow/rules/render.smk"
 
 

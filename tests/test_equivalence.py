@@ -1,4 +1,5 @@
-"""The words an interval can carry (benign/analysis/equivalence.py), case by case."""
+"""The words an interval can carry (benign/analysis/equivalence.py), case by case: symmetric about
+the margin, so "departs" needs as much of the interval as "agrees" does."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,10 @@ from benign.analysis.equivalence import verdict
     [
         (0.22, 0.28, 0.25, "agrees"),  # the whole interval within 0.05 of the value
         (0.18, 0.28, 0.25, "cannot tell"),  # holds the value but reaches past the margin
-        (0.3, 0.5, 0.25, "departs"),
+        (0.31, 0.5, 0.25, "departs"),  # the whole interval beyond the margin
+        (0.29, 0.5, 0.25, "cannot tell"),  # excludes the value but reaches inside the margin
+        (-0.2, 0.19, 0.25, "departs"),  # below the margin, on the other side
+        (-0.2, 0.21, 0.25, "cannot tell"),
         (
             0.26,
             0.29,

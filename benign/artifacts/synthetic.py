@@ -13,7 +13,7 @@ from benign.analysis.theory import atlas_view, sweeps_view
 from benign.artifacts.entry import ALL, FITS, MODEL, MODEL_NAME, Artifact, Constant, InputKind, Key, View, entries
 from benign.core import schema
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
-from benign.synthetic import registry
+from benign.synthetic import limit_schema, registry
 from benign.synthetic import schema as syn_schema
 from benign.tables import (
     along_time,
@@ -27,6 +27,7 @@ from benign.tables import (
     synthetic,
     w_control,
 )
+from benign.tables import limit as limit_table
 from benign.tables import max_margin as max_margin_table
 from benign.tables import one_step as one_step_table
 
@@ -47,7 +48,10 @@ REGIME_MODEL = InputKind("regime_model", pd.read_csv, "table_regime_model", 0)
 ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0)
 ALIGNMENT = InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model")
 POINTS = InputKind("points", pd.read_parquet, "token_projection_points")
-KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS)}
+LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), "limit_atlas", "limit")
+LIMIT_SELECTION = InputKind("limit_selection", _parquet(limit_schema.LIMIT_SELECTION), "limit_atlas", "selection")
+KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS,
+                             LIMIT, LIMIT_SELECTION)}  # fmt: skip
 
 
 def prefix(model: str) -> str:
@@ -71,6 +75,10 @@ def atlas_of(*gives: str) -> View:
 ALONG_TIME = View(atlas_view, reads=("runs", "curves"), gives=("runs", "labels", "criteria"),
                   params={"settings": Constant("atlas_settings"), "horizons": Key("synthetic.boundary_fits.along_time"),
                           "regime": Key("synthetic.regime")})  # fmt: skip
+# the same, with the atlas's curves: what the limit's tables compare with the runs
+LIMIT_VIEW = View(
+    atlas_view, reads=("runs", "curves"), gives=("runs", "curves", "labels", "criteria"), params=ALONG_TIME.params
+)
 SWEEPS = View(
     sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": Constant("atlas_settings")}
 )
@@ -111,6 +119,15 @@ ENTRIES = entries(
              "horizon from the first step, the drift between horizons, the first step's closed-form law beside the "
              "selection labels", "Tables", when="boundary_fits", function=along_time.boundaries_along_time,
              inputs=FITTED, view=ALONG_TIME),
+    Artifact("boundary_limits", "table", "Theorem 4.1", "the selection boundaries at step 1, at the last horizon "
+             "and at the computed limit (the attention-SVM direction of the W-frozen twin's and of the global selection), side "
+             "by side",
+             "Tables", when="boundary_fits", function=limit_table.boundary_limits,
+             inputs={**FITTED, "limit": LIMIT()}, view=ALONG_TIME),
+    Artifact("limit_shifts", "table", "Theorem 4.1", "the plateau's shift from the computed limit per (d, n) "
+             "cell, the limit beside the first step's law, and how often the runs hold the global selection's kinds",
+             "Tables", when="boundary_fits", function=limit_table.limit_shifts,
+             inputs={**FITTED, "limit": LIMIT(), "selection": LIMIT_SELECTION()}, view=LIMIT_VIEW),
     Artifact("n_laws", "table", "Theorem 4.1", "the exponent of n per boundary and horizon: law (i)'s b beside the "
              "theorem's, the first step's -1/4 and a log factor, its local slopes, and the flipped samples' own "
              "crossings", "Tables", when="boundary_fits", function=n_laws.n_laws, inputs=FITTED,

@@ -15,6 +15,8 @@ REFINEMENT_JOB = "results/synthetic/refine/{rjob}/{table}.parquet"
 SYNTHETIC = "results/synthetic/{model}/{table}.parquet"  # a model's jobs gathered
 TOKEN_PROJECTION = "results/synthetic/token_projection.parquet"  # Figure 1's points
 MAX_MARGIN = "results/max_margin/{max_margin_model}.parquet"
+LIMIT = "results/synthetic/limit/{table}.parquet"  # the atlas's t = infinity labels ("limit"), its selection's kinds
+LIMIT_TABLES = ("limit", "selection")
 # the real half
 DATASET = "resources/datasets/{dataset}"
 FEATURES = "resources/features/{dataset}/part{part}-of-{parts}.safetensors"
