@@ -26,7 +26,14 @@ BOUNDARY_COLOURS = {
 NORM = spec.TEX["signal_norm"]  # ||mu|| as the run spec writes it
 
 
-DRAWN = ("not overfitting", "selection (harmful below)")  # the boundaries the regimes are read by
+# the boundaries drawn on the map, and the label each reads: the colours' two (the regime is read by
+# the flipped labels' fit and by r), and the hard-max readout's, the long-time selection label the
+# docs' harmful boundary is (r's contour rises as d^(1/2), an SNR contour; the hard max's as d^(1/4))
+DRAWN = {
+    "not overfitting": "flipped labels fitted below it (the colours' label)",
+    "selection (harmful below)": "by r, the normalised test loss (the colours' label)",
+    "hard-max selection": "by the hard-max readout's test error (the long-time label)",
+}
 
 
 def _law_curves(row: pd.Series, d: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
@@ -84,10 +91,13 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
             if j == 0:
                 ax.set_ylabel(f"signal norm {NORM}")
     handles = [Patch(facecolor=c, label=REGIME_LABELS[r]) for r, c in REGIME_COLOURS.items()]
-    handles += [Line2D([], [], color="0.3", lw=1.6, label="law (i): c d^a n^b"),
-                Line2D([], [], color="0.3", lw=1.1, ls="--", label="theory's exponents x (ln d)^gamma")]  # fmt: skip
-    figure_legend(fig, handles, ncols=5)
-    note = (f"regime from what attention selects (docs/regimes.md#labels); colour: the regimes mixed by the fraction "
+    handles += [Line2D([], [], color=BOUNDARY_COLOURS[b], lw=1.6, label=f"{b}: {words}") for b, words in DRAWN.items()]
+    handles += [Line2D([], [], color="0.3", lw=1.6, label="solid: law (i), c d^a n^b"),
+                Line2D([], [], color="0.3", lw=1.1, ls="--", label="dashed: theory's exponents x (ln d)^gamma")]  # fmt: skip
+    figure_legend(fig, handles, ncols=3)
+    note = (f"colour: the regime by the flipped labels' fit and by r (benign where r <= the threshold; harmful "
+            f"otherwise), not by the hard-max readout, whose boundary is the brown line (docs/regimes.md#labels); "
+            f"the regimes mixed by the fraction "
             f"of seeds in each (grey: no label); {seeds_note(runs)}; label of the last logged step at or before the "
             "horizon; a panel holds the runs that reached its horizon; laws fitted to the crossings, drawn where they "
             "beat the base rate on held-out lines: results/tables/regime_boundaries")  # fmt: skip

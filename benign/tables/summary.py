@@ -143,6 +143,39 @@ def _along_time(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@section(("boundary_limits", "The selection boundaries at step 1, at the last horizon and at the computed limit"))
+def _limits(table: pd.DataFrame) -> pd.DataFrame:
+    horizon = table["horizon"].map(lambda v: "inf" if not np.isfinite(v) else _f(v))
+    return pd.DataFrame({
+        "boundary": table["boundary"], "stage (steps)": [f"{s} ({h})" for s, h in zip(table["stage"], horizon)],
+        "crossings (bracketed)": [f"{int(c)} ({int(b)})" for c, b in zip(table["crossings"], table["bracketed"])],
+        "a [95%]": [_interval(r, "a") for _, r in table.iterrows()],
+        "b [95%]": [_interval(r, "b") for _, r in table.iterrows()],
+        "c [95%]": [_interval(r, "c") for _, r in table.iterrows()],
+        "shift from the first step's law, ln [95%]": [_interval(r, "shift_from_law") for _, r in table.iterrows()],
+        "plateau minus limit, ln [95%]": [
+            f"{_interval(r, 'plateau_shift')} ({int(r['plateau_cells'])} cells): {r['plateau_words']} "
+            f"(±{_f(r['tolerance'], 2)})" if np.isfinite(r.get("plateau_shift", np.nan)) else MISSING
+            for _, r in table.iterrows()],
+    })  # fmt: skip
+
+
+@section(("limit_shifts", "The plateau's shift from the computed limit, per (d, n) cell"))
+def _limit_cells(table: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "boundary": table["boundary"], "limit of": table["selection"], "d": table["d"].map(_f), "n": table["n"],
+        "seeds (closed; disjoint)": [f"{int(s)} ({int(c)}; {int(m)})"
+                                     for s, c, m in zip(table["seeds"], table["closed"], table["moved"])],
+        "plateau minus limit, ln [95% over seeds]": [_interval(r, "shift") for _, r in table.iterrows()],
+        "limit / first step's law": (table["limit_crossing"] / table["law_crossing"]).map(_f),
+        "samples off the global selection": table["differs"].map(_f),
+        "cos(twin's p, p^mm)": table["cosine"].map(_f),
+        "runs with the global selection's kinds (flipped fitted)": [
+            f"{_f(r['same'])} of {_f(r['runs'])} ({_f(r['overfitting_same'])} of {_f(r['overfitting_runs'])})"
+            for _, r in table.iterrows()],
+    })  # fmt: skip
+
+
 @section(("n_laws", "The exponent of n, with its local slopes and the flipped samples' own crossings"))
 def _n_laws(table: pd.DataFrame) -> pd.DataFrame:
     slopes = [c for c in table.columns if c.startswith("b[") and c.endswith("]")]
