@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from benign.analysis import first_step
+from benign.synthetic import models
 from benign.synthetic.spec import RunSpec
 from benign.synthetic.trainer import train_runs
 
@@ -107,3 +108,31 @@ def test_at_small_d_the_crossings_lie_above_the_law_by_its_left_out_order(capsys
     with capsys.disabled():
         print(f"\n[first step] (3000, 40): ln ||mu||* - law = {shift.mean():+.4f} ± {half:.4f} (99%, 30 lines)")
     assert 0 < shift.mean() - half and shift.mean() + half < 0.2 * math.sqrt(40 * 8 / 3000)
+
+
+def test_the_term_the_law_leaves_out_is_within_the_laws_own_error_at_the_smallest_cell():
+    """The query's signal part, which the law leaves out (a factor 1 / sqrt(1 + 4 kappa^2 sigma^2 /
+    ||mu||^2) on kappa), at the atlas's cell where it is largest (d 10^3, n 10), at the law's
+    hard-max crossing: the relevant test token's standardised logit after one step, <mu, q> /
+    (sigma ||q||) from the query itself, over 30 independent draws. The law without the term lies
+    within the draws' 99% interval; the factor is printed with the law with it, which the draws
+    do not favour at this d."""
+    d, n = 1000, 10
+    m = first_step.boundary("selects_hardmax", d, n)
+    measured = []
+    for seed in range(1, 31):
+        batch = models.build("token", n=n, T=8, d=d, sigma=1.0, n_test=10, seed=seed, signal_norms=[m], rhos=[0.1],
+                             etas=[0.2], lrs=[5 / d], engine="gram")  # fmt: skip
+        batch.step()
+        W, p = batch.parameters(0)
+        q = (W @ p).numpy()
+        measured.append(m * (q[0] + q[1]) / 2 / np.linalg.norm(q))  # mu_+ = m e_1, mu_- = m e_2
+    measured = np.array(measured)
+    without, factor = float(first_step.kappa(m, d, n)), float(first_step.signal_factor(m, d, n))
+    assert covers(measured, without)
+    assert 0.94 < factor < 0.97  # the term's size at this cell
+    se = measured.std(ddof=1) / math.sqrt(len(measured))
+    print(
+        f"\n[first step] d {d}, n {n}, ||mu|| {m:.2f}: kappa measured {measured.mean():.4f} ± {se:.4f}; "
+        f"law {without:.4f}, with the signal part {without * factor:.4f} (factor {factor:.3f})"
+    )

@@ -147,7 +147,9 @@ def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, c
     """One row per selection label, selection of :data:`SELECTIONS` and (d, n) cell: the
     plateau's shift from the limit over the cell's seeds (mean, Student's t interval: the seeds are
     independent draws), how many brackets are disjoint, the limit's crossing (its seeds' geometric
-    mean of bracket midpoints) beside the first step's law at the cell, the mean share of training
+    mean of bracket midpoints) beside the first step's law at the cell and the size of the term
+    that law leaves out (the shift in ln ||mu||* were the query's signal part kept:
+    benign.analysis.first_step.signal_factor), the mean share of training
     samples on which the selection differs from the global one, and the median cosine of the
     W-frozen twin's p at the horizon with the selection's p^mm (over the norms evaluated)."""
     last = labels["horizon"].max()
@@ -163,15 +165,20 @@ def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, c
                 closed = cell.dropna(subset=["shift"])
                 mid = np.exp(0.5 * (np.log(closed["lower_limit"]) + np.log(closed["upper_limit"]))).to_numpy(float)
                 p = data.loc[(d, n)]
-                law = first_step.boundary(label, d, int(n), int(p["T"]), p["rho"], p["eta"], p["sigma"],
-                                          rate_threshold=criteria.rate_threshold,
-                                          hardmax_threshold=criteria.hardmax_threshold)  # fmt: skip
+                args = (label, d, int(n), int(p["T"]), p["rho"], p["eta"], p["sigma"])
+                thresholds = {
+                    "rate_threshold": criteria.rate_threshold,
+                    "hardmax_threshold": criteria.hardmax_threshold,
+                }
+                law = first_step.boundary(*args, **thresholds)
+                with_signal = first_step.boundary(*args, **thresholds, signal_part=True)
                 at = evaluated[(evaluated["d"] == d) & (evaluated["n"] == n)]
                 rows.append({"boundary": NAMES[label], "label": label, "selection": selection, "d": d, "n": n,
                              "seeds": len(cell), "closed": len(closed), "moved": int(cell["moved"].sum()),
                              "shift": mean, "shift_low": low, "shift_high": high,
                              "limit_crossing": float(np.exp(np.log(mid).mean())) if len(mid) else np.nan,
-                             "law_crossing": float(law), "differs": float(at["differs"].mean()),
+                             "law_crossing": float(law), "law_omitted": math.log(with_signal / law),
+                             "differs": float(at["differs"].mean()),
                              "cosine": float(at["cosine"].median())})  # fmt: skip
     return pd.DataFrame(rows)
 

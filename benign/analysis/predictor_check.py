@@ -13,6 +13,16 @@ together: the units are the cells. Each cell's coverage bounds are its seeds' fr
 check's are the mean over the cells inside the atlas's design region, with a Student's t
 interval over those cells. Cells outside the design region (where the predictor warns) are
 reported apart, never pooled with the others.
+
+Where the predicted interval is narrower than a bracket every seed straddles it and coverage
+cannot be told, so the check also scores each crossing: z = (ln crossing - predicted ln
+||mu||*) / the predicted sd of a new crossing, a bracketed crossing read at its log-midpoint with
+its uniform variance across the bracket (width^2 / 12 in ln) added to the sd's square. Bias is
+the mean z over the cells (seeds averaged within a cell first), with Student's t over the cells;
+calibration is the sd of a seed's z (1 where the predicted sd is right), from the analysis of
+variance between and within the cells, with a chi-square interval. Whether a "no bias" is worth
+anything is the test's power against a bias of 0.1 in ln ||mu||* on the check's own design,
+computed by simulation (:func:`bias_power`); below 80% the words are "cannot tell".
 """
 
 from __future__ import annotations
@@ -21,16 +31,19 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import binomtest, chi2
 from scipy.stats import t as student
 
 from benign.analysis.boundaries import SIDES, side_labels
 from benign.analysis.crossings import crossings
-from benign.analysis.predictor import OutsideModel, predict
+from benign.analysis.predictor import OutsideModel, _boundary, predict
 from benign.analysis.theory import Criteria, regimes_at
 
 LEVEL = 0.95
 CELL = ["boundary", "horizon", "d", "n"]
+DELTA = 0.1  # the bias in ln ||mu||* the check must be able to see
+POWER = 0.8  # the power against DELTA below which "no bias detected" is not earned
+SIMULATIONS = 2000
 
 
 def place(lower: float, upper: float, low: float, high: float) -> str:
@@ -59,15 +72,17 @@ def schedule_problem(runs: pd.DataFrame, model: pd.DataFrame) -> str:
 
 def seed_brackets(runs: pd.DataFrame, labels: pd.DataFrame, model: pd.DataFrame) -> pd.DataFrame:
     """One row per (boundary, horizon, d, n, seed) the model predicts: the seed's bracket, the
-    predicted crossing and its 95% interval, where the bracket lies against it, and whether
-    (d, n) is inside the design region."""
+    predicted crossing, the sd of a new crossing in ln ||mu||* (the law's variance at (d, n) plus
+    sigma^2) and its 95% interval, where the bracket lies against it, and whether (d, n) is
+    inside the design region."""
     rows = []
     for name in model["boundary"].unique():
         if name not in SIDES or SIDES[name][0] not in labels:
             continue
         cells = side_labels(labels, runs, *SIDES[name])
         for horizon, at in cells.groupby("horizon"):
-            if horizon not in set(model.loc[model["boundary"] == name, "horizon"]):
+            fitted = model[(model["boundary"] == name) & (model["horizon"] == horizon)]
+            if fitted.empty:
                 continue
             for cr in crossings(at).itertuples():
                 try:
@@ -77,29 +92,154 @@ def seed_brackets(runs: pd.DataFrame, labels: pd.DataFrame, model: pd.DataFrame)
                 if name not in answer["boundaries"]:
                     continue
                 star, low, high = answer["boundaries"][name]
+                *_, sigma, var = _boundary(fitted.iloc[0], cr.d, cr.n)
                 rows.append({"boundary": name, "horizon": int(horizon), "d": int(cr.d), "n": int(cr.n),
                              "seed": int(cr.seed), "lower": cr.lower, "upper": cr.upper, "censored": cr.censored,
-                             "predicted": star, "low": low, "high": high,
+                             "predicted": star, "sd": math.sqrt(var + sigma**2), "low": low, "high": high,
                              "place": place(cr.lower, cr.upper, low, high),
                              "design": bool(answer["design"]["inside"])})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*CELL, "seed", "lower", "upper", "censored", "predicted", "low", "high",
-                                       "place", "design"])  # fmt: skip
+    return pd.DataFrame(rows, columns=[*CELL, "seed", "lower", "upper", "censored", "predicted", "sd", "low",
+                                       "high", "place", "design"])  # fmt: skip
+
+
+def log_bracket(lower, upper) -> tuple[np.ndarray, np.ndarray]:
+    """(log-midpoint, width) in ln ||mu|| of brackets [lower, upper]: where a crossing known only
+    to its bracket is read, and how far it may lie from there. NaN where the bracket is open."""
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+    closed = (lower > 0) & np.isfinite(upper)
+    ln_lower, ln_upper = np.log(np.where(closed, lower, 1.0)), np.log(np.where(closed, upper, 1.0))
+    return np.where(closed, (ln_lower + ln_upper) / 2, np.nan), np.where(closed, ln_upper - ln_lower, np.nan)
+
+
+def seed_z(lower, upper, predicted, sd) -> np.ndarray:
+    """The standardised residual of a crossing from the prediction: (ln crossing - ln
+    ``predicted``) / ``sd`` (the predicted sd of a new crossing, in ln). A crossing known to its
+    bracket [lower, upper] is read at the log-midpoint, and the bracket's uniform variance
+    (width^2 / 12) is added to sd^2: the crossing lies anywhere across it. NaN where the bracket
+    is open (censored): no midpoint to read."""
+    mid, width = log_bracket(lower, upper)
+    return (mid - np.log(np.asarray(predicted, float))) / np.sqrt(np.asarray(sd, float) ** 2 + width**2 / 12)
 
 
 def cell_coverage(brackets: pd.DataFrame) -> pd.DataFrame:
     """Per (boundary, horizon, d, n): its seeds, how many lie inside, straddle and lie outside,
-    the coverage bounds (inside, and inside or straddling, over the seeds) and the design."""
+    the coverage bounds (inside, and inside or straddling, over the seeds), the design, and its
+    scores: the seeds with a closed bracket (``scored``), the mean of their z (:func:`seed_z`)
+    and the spread of their z about it (population sd, ``z_within``), the mean residual in ln
+    ||mu|| (``residual``), the predicted sd of a new crossing (``sd``) and the median bracket
+    width in ln (``width``)."""
     rows = []
     for key, cell in brackets.groupby(CELL, sort=False):
         counts = cell["place"].value_counts()
         k = len(cell)
         inside, straddles = int(counts.get("inside", 0)), int(counts.get("straddles", 0))
+        z = seed_z(cell["lower"], cell["upper"], cell["predicted"], cell["sd"])
+        mid, width = log_bracket(cell["lower"], cell["upper"])
+        scored = np.isfinite(z)
+        residual = mid[scored] - np.log(cell["predicted"].to_numpy(float)[scored])
         rows.append({**dict(zip(CELL, key)), "seeds": k, "inside": inside, "straddles": straddles,
                      "outside": k - inside - straddles, "cover_low": inside / k, "cover_high": (inside + straddles) / k,
                      "predicted": float(cell["predicted"].iloc[0]), "low": float(cell["low"].iloc[0]),
-                     "high": float(cell["high"].iloc[0]), "design": bool(cell["design"].iloc[0])})  # fmt: skip
+                     "high": float(cell["high"].iloc[0]), "design": bool(cell["design"].iloc[0]),
+                     "scored": int(scored.sum()), "z": float(np.mean(z[scored])) if scored.any() else np.nan,
+                     "z_within": float(np.std(z[scored])) if scored.any() else np.nan,
+                     "residual": float(np.mean(residual)) if scored.any() else np.nan,
+                     "sd": float(cell["sd"].iloc[0]),
+                     "width": float(np.median(width[scored])) if scored.any() else np.nan})  # fmt: skip
     return pd.DataFrame(rows, columns=[*CELL, "seeds", "inside", "straddles", "outside", "cover_low", "cover_high",
-                                       "predicted", "low", "high", "design"])  # fmt: skip
+                                       "predicted", "low", "high", "design", "scored", "z", "z_within", "residual",
+                                       "sd", "width"])  # fmt: skip
+
+
+def bias_test(values, axis: int = -1) -> tuple:
+    """(mean, low, high, p) of ``values`` (the cells' z, one per cell, along ``axis``): the mean,
+    its 95% Student's t interval over the cells and the two-sided p of a zero mean. The cells are
+    the units: each shares whatever the law misses at its (d, n). NaN with fewer than two cells
+    or no spread."""
+    values = np.asarray(values, float)
+    cells = values.shape[axis]
+    mean = np.mean(values, axis=axis) if cells else np.full(np.delete(values.shape, axis), np.nan)
+    if cells < 2:
+        nan = np.full_like(np.asarray(mean, float), np.nan)
+        return mean, nan, nan, nan
+    error = np.std(values, axis=axis, ddof=1) / math.sqrt(cells)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = np.where(error > 0, error, np.nan)
+        p = 2 * student.sf(np.abs(mean) / error, cells - 1)
+    half = student.ppf(0.5 + LEVEL / 2, cells - 1) * error
+    return mean, mean - half, mean + half, p
+
+
+def calibration(cells: pd.DataFrame) -> tuple[float, float, float]:
+    """(sd of a seed's z, low, high): 1 where the predicted sd of a new crossing is right, above
+    where the crossings scatter more than predicted. From the one-way analysis of variance of the
+    seeds' z over the scored cells (``scored``, ``z``, ``z_within`` of :func:`cell_coverage`):
+    the between-cell and within-cell mean squares give the variance of a seed's z whatever share
+    of it the seeds of a cell have in common; its 95% interval is chi-square on Satterthwaite's
+    degrees of freedom (the cells' less one where the seeds of a cell agree, more where they
+    scatter). NaN with fewer than two cells."""
+    cells = cells[cells["scored"] > 0]
+    k, z, within = (cells[c].to_numpy(float) for c in ("scored", "z", "z_within"))
+    groups, total = len(k), float(np.sum(k))
+    if groups < 2:
+        return float("nan"), float("nan"), float("nan")
+    between = float(np.sum(k * (z - np.sum(k * z) / total) ** 2)) / (groups - 1)
+    inside = float(np.sum(k * within**2)) / (total - groups) if total > groups else 0.0
+    k0 = (total - float(np.sum(k**2)) / total) / (groups - 1)  # seeds per cell, the unbalanced design's
+    parts = np.array([between / k0, inside * (k0 - 1) / k0])
+    dofs = np.array([groups - 1, max(total - groups, 1)])
+    variance = float(parts.sum())
+    if variance <= 0:
+        return 0.0, float("nan"), float("nan")
+    dof = variance**2 / float(np.sum(parts**2 / dofs))
+    low, high = (math.sqrt(variance * dof / chi2.ppf(q, dof)) for q in (0.5 + LEVEL / 2, 0.5 - LEVEL / 2))
+    return math.sqrt(variance), low, high
+
+
+def simulated_cell_z(design: pd.DataFrame, delta: float, sims: int, rng: np.random.Generator,
+                     shared: float = 1.0) -> np.ndarray:  # fmt: skip
+    """(sims, cells) of the cells' z on simulated checks of ``design`` (one row per cell: ``sd``,
+    the predicted sd of a new crossing in ln; ``width``, the bracket width in ln, 0 for an exact
+    crossing; ``scored``, its seeds): each seed's ln crossing off the prediction by ``delta`` plus
+    N(0, sd^2), of which the seeds of a cell share the fraction ``shared`` (the fitted model's
+    sigma does not say how much; 1, all of it, gives the least power), bracketed on a grid of
+    that width at a random offset per cell, then scored and averaged as the check does."""
+    sd, width = design["sd"].to_numpy(float)[:, None], design["width"].to_numpy(float)[:, None]
+    seeds = design["scored"].to_numpy(int)
+    cells, most = len(sd), int(seeds.max()) if len(seeds) else 0
+    draws = (delta + math.sqrt(shared) * sd * rng.standard_normal((sims, cells, 1))
+             + math.sqrt(1 - shared) * sd * rng.standard_normal((sims, cells, most)))  # fmt: skip
+    offset = rng.uniform(size=(sims, cells, 1)) * width
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mid = np.where(width > 0, (np.floor((draws - offset) / width) + 0.5) * width + offset, draws)
+    z = mid / np.sqrt(sd**2 + width**2 / 12)
+    mask = np.arange(most)[None, :] < seeds[:, None]
+    return np.sum(z * mask, axis=-1) / seeds
+
+
+def bias_power(design: pd.DataFrame, delta: float = DELTA, shared: float = 1.0, sims: int = SIMULATIONS,
+               seed: int = 0) -> float:  # fmt: skip
+    """The rate at which :func:`bias_test` rejects a zero bias at 5% on simulated checks of
+    ``design`` (:func:`simulated_cell_z`: its cells, seeds, bracket widths and predicted sds)
+    whose crossings lie ``delta`` in ln ||mu||* off the prediction: the check's power against
+    that bias (its size at ``delta`` 0). 0 with fewer than two scored cells."""
+    design = design[design["scored"] > 0]
+    if len(design) < 2:
+        return 0.0
+    p = bias_test(simulated_cell_z(design, delta, sims, np.random.default_rng(seed), shared))[3]
+    return float(np.mean(np.nan_to_num(p, nan=1.0) < 1 - LEVEL))
+
+
+def bias_verdict(p: float, power: float) -> str:
+    """Words for the bias test: "biased" where it rejects a zero bias at 5% (a rejection's error
+    rate is the test's size, whatever its power); "no bias detected" where it does not and its
+    power against a bias of :data:`DELTA` is at least :data:`POWER`; "cannot tell (power X%)"
+    where it does not and has less."""
+    if np.isfinite(p) and p < 1 - LEVEL:
+        return "biased"
+    if power >= POWER:
+        return "no bias detected"
+    return f"cannot tell (power {power:.0%})"
 
 
 def mean_interval(values: np.ndarray, seeds: np.ndarray | None = None) -> tuple[float, float, float]:
@@ -127,29 +267,45 @@ def mean_interval(values: np.ndarray, seeds: np.ndarray | None = None) -> tuple[
 
 def coverage(cells: pd.DataFrame) -> pd.DataFrame:
     """Per (boundary, horizon, region): the cells and seeds, the coverage bounds' means over the
-    cells with their t intervals over the cells, and whether the nominal 95% lies in reach."""
+    cells with their t intervals over the cells, and whether the nominal 95% lies in reach; the
+    seeds scored, the bias (mean z over the scored cells, ``bias_z``, and the mean residual in ln,
+    ``bias_ln``, with their t intervals; ``bias_p``), the sd of a seed's z with its interval
+    (``spread_z``), the power against a bias of :data:`DELTA` (``power``) and the bias's words."""
     rows = []
     for (name, horizon, inside), group in cells.groupby(["boundary", "horizon", "design"], sort=False):
         seeds = group["seeds"].to_numpy(float)
         low, low_a, low_b = mean_interval(group["cover_low"].to_numpy(float), seeds)
         high, high_a, high_b = mean_interval(group["cover_high"].to_numpy(float), seeds)
+        scored = group[group["scored"] > 0]
+        bias, bias_a, bias_b, p = (float(v) for v in bias_test(scored["z"].to_numpy(float)))
+        shift, shift_a, shift_b, _ = (float(v) for v in bias_test(scored["residual"].to_numpy(float)))
+        spread, spread_a, spread_b = calibration(scored)
+        power = bias_power(scored)
         rows.append({"boundary": name, "horizon": int(horizon), "region": "design" if inside else "outside design",
                      "cells": len(group), "seeds": int(group["seeds"].sum()), "inside": int(group["inside"].sum()),
                      "straddles": int(group["straddles"].sum()), "outside": int(group["outside"].sum()),
                      "cover_low": low, "cover_low_low": low_a, "cover_low_high": low_b,
                      "cover_high": high, "cover_high_low": high_a, "cover_high_high": high_b,
-                     "verdict": nominal_verdict(low_a, high_b)})  # fmt: skip
+                     "verdict": nominal_verdict(low_b, high_b), "scored": int(scored["scored"].sum()),
+                     "bias_z": bias, "bias_z_low": bias_a, "bias_z_high": bias_b, "bias_p": p,
+                     "bias_ln": shift, "bias_ln_low": shift_a, "bias_ln_high": shift_b,
+                     "spread_z": spread, "spread_z_low": spread_a, "spread_z_high": spread_b,
+                     "power": power, "bias_verdict": bias_verdict(p, power)})  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def nominal_verdict(lowest: float, highest: float) -> str:
-    """What the cells say of the nominal 95%, from the lower bound's interval's low end and the
-    upper bound's high end (the widest reading): "below 95%" where even the high end is under
-    it, "95% not rejected" otherwise (a weak word: a few cells reject only a coverage far below
-    95%, and intervals too wide read so as well), "cannot tell" without intervals."""
-    if not (np.isfinite(lowest) and np.isfinite(highest)):
+def nominal_verdict(inside_high: float, straddling_high: float) -> str:
+    """What the cells say of the nominal 95%, from the high ends of the two bounds' intervals
+    (inside only, and straddling counted): "below 95%" where even the straddling-counted end is
+    under it; "95% not rejected" only where the inside-only end reaches it too, so the straddling
+    seeds do not decide it (still a weak word: a few cells reject only a coverage far below 95%);
+    "cannot tell (straddling)" where the straddling seeds would decide it; "cannot tell" without
+    intervals."""
+    if not (np.isfinite(inside_high) and np.isfinite(straddling_high)):
         return "cannot tell"
-    return "below 95%" if highest < LEVEL else "95% not rejected"
+    if straddling_high < LEVEL:
+        return "below 95%"
+    return "95% not rejected" if inside_high >= LEVEL else "cannot tell (straddling)"
 
 
 def sweep_coverage(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str,

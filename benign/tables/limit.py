@@ -99,6 +99,7 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
                 f"{r['limit_crossing'] / r['law_crossing']:.3f}" if np.isfinite(r["limit_crossing"]) else MISSING
                 for r in rows
             ],
+            "Law's omitted signal term, ln ‖μ‖*": table["law_omitted"].map(lambda v: f"{v:+.3f}"),
             "Samples off the global selection (mean share)": table["differs"].map(lambda v: f"{v:.3f}"),
             "cos(twin's p, p^mm), median": table["cosine"].map(lambda v: f"{v:.3f}"),
             "Atlas runs with the global selection's kinds: all; flipped labels fitted": [
@@ -116,6 +117,8 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
         f"of each line's crossing at {last:g} steps from its computed limit (ln of bracket midpoints; the cell's seeds "
         "are independent draws, so the interval is Student's t over them), how many seeds' brackets are closed at "
         "both and how many are disjoint, the limit's crossing over the first step's closed-form law at the cell, the "
+        "size of the term that law leaves out (the shift of its crossing were the query's signal part kept in its "
+        "norm: docs/regimes.md#the-first-step), the "
         "share of training samples on which the selection differs from the global one, and the median cosine of the "
         "W-frozen twin's p at the last horizon with the selection's p^mm (over the norms evaluated: convergence in "
         "direction is slow, about 1 / log t). Last "

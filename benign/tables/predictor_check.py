@@ -17,12 +17,21 @@ def _share(value: float, low: float, high: float) -> str:
     return f"{value:.2f}{ends}"
 
 
+def _signed(value: float, low: float, high: float, digits: int = 2) -> str:
+    if not np.isfinite(value):
+        return MISSING
+    ends = f" [{low:+.{digits}f}, {high:+.{digits}f}]" if np.isfinite(low) and np.isfinite(high) else " (no interval)"
+    return f"{value:+.{digits}f}{ends}"
+
+
 def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame, sweep: str, regime: dict,
                     stem: PathLike) -> pd.DataFrame:  # fmt: skip
     """One row per boundary, horizon and region (inside the atlas's design or outside) of the
     check's cells (benign.analysis.predictor_check.sweep_coverage): seeds inside, straddling and
     outside the predictor's 95% interval of a new crossing, and the coverage bounds' means over
-    the cells with their intervals, worded and written; the per-cell rows follow in the Markdown."""
+    the cells with their intervals; the bias (mean z over the cells, and in ln ||mu||*) with its
+    power against a bias of 0.1 and its words, and the spread of z; worded and written, the
+    per-cell rows following in the Markdown."""
     ok, cells, table = check.sweep_coverage(runs, curves, model, sweep, regime)
     rows = [r for _, r in table.iterrows()]
     display = pd.DataFrame(
@@ -40,6 +49,17 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
                 _share(r["cover_high"], r["cover_high_low"], r["cover_high_high"]) for r in rows
             ],
             "Nominal 95%": table["verdict"],
+            "Seeds scored": table["scored"],
+            "Bias: mean z [95%] (ln ||mu||* [95%])": [
+                f"{_signed(r['bias_z'], r['bias_z_low'], r['bias_z_high'])} "
+                f"({_signed(r['bias_ln'], r['bias_ln_low'], r['bias_ln_high'], 3)})"
+                for r in rows
+            ],
+            f"Power against a bias of {check.DELTA:g}": table["power"].map(lambda v: f"{v:.0%}"),
+            "Bias": table["bias_verdict"],
+            "Spread of z [95%] (1 if the sd is right)": [
+                _share(r["spread_z"], r["spread_z_low"], r["spread_z_high"]) for r in rows
+            ],
         }
     )
     per_cell = pd.DataFrame(
@@ -55,6 +75,14 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
             "Seeds: inside / straddling / outside": [
                 f"{r.inside} / {r.straddles} / {r.outside}" for r in cells.itertuples()
             ],
+            "sd of a new crossing, ln (bracket width)": [
+                f"{r.sd:.3g} ({r.width:.3g})" if np.isfinite(r.width) else f"{r.sd:.3g} (no closed bracket)"
+                for r in cells.itertuples()
+            ],
+            "z (residual, ln), seeds scored": [
+                f"{r.z:+.2f} ({r.residual:+.3f}), {r.scored}" if r.scored else f"{MISSING}, 0"
+                for r in cells.itertuples()
+            ],
         }
     )
     ds, ns = sorted(ok["d"].unique()), sorted(ok["n"].unique())
@@ -67,8 +95,20 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
         "'inside', 'outside', or 'straddling' (the grid cannot tell), so coverage is a pair of bounds. The units are "
         "the cells (a cell's seeds share whatever the law misses there): each bound is the mean of the cells' "
         "fractions, with Student's t over the cells (Clopper-Pearson where they do not differ). 'Below 95%' where even "
-        "the upper bound's interval ends under it, else '95% not rejected', a weak word (docs/regimes.md). Cells "
-        "below the atlas's design region d >= k n^2, where the predictor warns, are reported apart.",
+        "the upper bound's interval ends under it; '95% not rejected' only where the inside-only bound's does not "
+        "(a weak word, docs/regimes.md); 'cannot tell (straddling)' where the straddling seeds would decide it. "
+        "Each crossing is also scored: z = (ln crossing - predicted ln ||mu||*) / the predicted sd of a new crossing, "
+        "a bracketed crossing read at its log-midpoint with the bracket's uniform variance (width^2 / 12, in ln) "
+        "added to the sd's square; censored crossings (open brackets) are not scored. Bias: the mean z over the "
+        "cells (each cell's seeds averaged first), with Student's t over the cells (beside it the same in ln "
+        "||mu||*); the fit's own error is shared by every cell and reads as bias. 'Biased' where it rejects zero at "
+        f"5%; otherwise 'no bias detected' only where the test's power against a bias of {check.DELTA:g} in ln "
+        f"||mu||* is at least {check.POWER:.0%}, else 'cannot tell (power X%)'. The power is simulated on the row's "
+        "own cells, seeds, bracket widths and predicted sds, the seeds of a cell sharing the whole of a new "
+        "crossing's deviation (the least power). The spread of z is the sd of a seed's z, from the analysis of "
+        "variance between and within the cells, chi-square on Satterthwaite's degrees of freedom: about 1 if the "
+        "predicted sd is right. Cells below the atlas's design region d >= k n^2, where the predictor warns, are "
+        "reported apart.",
     ]
     write(table, display, header, stem, footer=["### Per cell", _markdown_table(per_cell)])
     return table

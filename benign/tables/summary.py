@@ -168,6 +168,7 @@ def _limit_cells(table: pd.DataFrame) -> pd.DataFrame:
                                      for s, c, m in zip(table["seeds"], table["closed"], table["moved"])],
         "plateau minus limit, ln [95% over seeds]": [_interval(r, "shift") for _, r in table.iterrows()],
         "limit / first step's law": (table["limit_crossing"] / table["law_crossing"]).map(_f),
+        "law's omitted term, ln": table["law_omitted"].map(_f),
         "samples off the global selection": table["differs"].map(_f),
         "cos(twin's p, p^mm)": table["cosine"].map(_f),
         "runs with the global selection's kinds (flipped fitted)": [
