@@ -20,9 +20,11 @@ cannot be told, so the check also scores each crossing: z = (ln crossing - predi
 its uniform variance across the bracket (width^2 / 12 in ln) added to the sd's square. Bias is
 the mean z over the cells (seeds averaged within a cell first), with Student's t over the cells;
 calibration is the sd of a seed's z (1 where the predicted sd is right), from the analysis of
-variance between and within the cells, with a chi-square interval. Whether a "no bias" is worth
-anything is the test's power against a bias of 0.1 in ln ||mu||* on the check's own design,
-computed by simulation (:func:`bias_power`); below 80% the words are "cannot tell".
+variance between and within the cells, with a chi-square interval. The fit's own error at the
+check's cells is shared by all of them: it reads as bias (the prediction is off there), not as
+spread. Whether a "no bias" is worth anything is the test's power against a bias of 0.1 in ln
+||mu||* on the check's own design, computed by simulation (:func:`bias_power`); below 80% the
+words are "cannot tell".
 """
 
 from __future__ import annotations

@@ -208,6 +208,12 @@ def _predictor_check(table: pd.DataFrame) -> pd.DataFrame:
         "coverage, inside only [95%]": [share(r, "cover_low") for r in rows],
         "coverage, straddling counted [95%]": [share(r, "cover_high") for r in rows],
         "nominal 95%": table["verdict"],
+        "bias, mean z [95%] (seeds scored)": [
+            f"{_interval(r, 'bias_z')} ({_f(r['scored'])})" if np.isfinite(r.get("bias_z", np.nan)) else MISSING
+            for r in rows],
+        "spread of z [95%]": [_interval(r, "spread_z") for r in rows],
+        "power vs a 0.1 bias": table["power"].map(lambda v: _f(v, 2)),
+        "bias": table["bias_verdict"],
     })  # fmt: skip
 
 

@@ -1,0 +1,145 @@
+"""The predictor check's bias and calibration scores and their power (benign/analysis/predictor_check.py):
+a hand-worked z and t, the bias interval's coverage on simulated checks with no bias, and the power
+against a bias of 0.1 in ln ||mu||* on today's design and on a finer one."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benign.analysis import predictor_check as check
+from benign.tables import predictor_check as table
+from tests.test_predictor import model_table
+from tests.test_predictor_check import CELLS, _simulated
+
+QUARTER_OCTAVE = math.log(2) / 4  # the check's grid: norms a factor 2^(1/4) apart
+# the predicted sd of a new crossing in ln ||mu||*: the not-overfitting boundary's 95% interval is
+# about +-7% at 10^4 to 10^6 steps (docs/regimes.md), t(0.975) on 16 lines - 3 terms is 2.16
+TODAY_SD = math.log(1.07) / 2.160369
+
+
+def _design(cells: int, seeds: int, sd: float, width: float) -> pd.DataFrame:
+    return pd.DataFrame({"sd": [sd] * cells, "width": [width] * cells, "scored": [seeds] * cells})
+
+
+def test_z_reads_a_bracket_at_its_log_midpoint_with_its_uniform_variance():
+    # a bracket from 1 to e^0.2: midpoint 0.1 in ln, 0.05 above the prediction e^0.05; variance
+    # 0.03^2 + 0.2^2 / 12
+    z = check.seed_z(1.0, math.exp(0.2), math.exp(0.05), 0.03)
+    assert z == pytest.approx(0.05 / math.sqrt(0.03**2 + 0.2**2 / 12))
+    assert z == pytest.approx(0.768473, abs=1e-6)
+    assert check.seed_z(math.exp(0.05), math.exp(0.05), math.exp(0.05), 0.03) == 0.0  # a closed point
+    assert np.isnan(check.seed_z(0.0, 2.0, 1.0, 0.03)) and np.isnan(check.seed_z(2.0, math.inf, 1.0, 0.03))
+
+
+def test_the_bias_is_students_t_over_the_cells_with_seeds_averaged_first():
+    mean, low, high, p = (float(v) for v in check.bias_test([1.0, 2.0, 3.0]))
+    t = 2.0 / (1.0 / math.sqrt(3))  # mean 2, sd 1 over 3 cells: t = 2 sqrt(3) on 2 degrees of freedom
+    assert t == pytest.approx(3.464102)
+    assert mean == 2.0 and p == pytest.approx(0.074180, abs=1e-6)  # 2 P(t_2 > 3.4641)
+    assert (low, high) == pytest.approx((2.0 - 4.302653 / math.sqrt(3), 2.0 + 4.302653 / math.sqrt(3)), abs=1e-6)
+    # two cells, one with three seeds: the cell, not the seed, is the unit
+    brackets = pd.DataFrame(
+        {
+            "boundary": "b", "horizon": 10, "d": [1, 1, 1, 2], "n": 1, "seed": [1, 2, 3, 1],
+            "lower": np.exp([0.0, 0.0, 0.2, -0.2]), "upper": np.exp([0.2, 0.2, 0.4, 0.0]), "censored": "",
+            "predicted": 1.0, "sd": 0.03, "low": 0.9, "high": 1.1, "place": "straddles", "design": True,
+        }
+    )  # fmt: skip
+    cells = check.cell_coverage(brackets)
+    unit = math.sqrt(0.03**2 + 0.2**2 / 12)
+    assert cells["scored"].tolist() == [3, 1]
+    assert cells["z"].tolist() == pytest.approx([(0.1 + 0.1 + 0.3) / 3 / unit, -0.1 / unit])
+    assert cells["residual"].tolist() == pytest.approx([0.5 / 3, -0.1])
+    assert cells["width"].tolist() == pytest.approx([0.2, 0.2])
+
+
+def _null_check(rng, cells: int, shared: float) -> tuple[bool, bool]:
+    """One simulated check with no bias: ``cells`` cells of 3 seeds, predicted sds near today's,
+    the crossings bracketed on one factor-2^(1/4) grid at a random offset; whether the bias
+    interval holds 0 and the spread's interval holds 1."""
+    sd = TODAY_SD * np.exp(rng.uniform(-0.5, 0.5, cells))[:, None]
+    predicted = rng.uniform(-3, 3, cells)[:, None]
+    noise = math.sqrt(shared) * rng.standard_normal((cells, 1)) + math.sqrt(1 - shared) * rng.standard_normal(
+        (cells, 3)
+    )
+    crossing, offset = predicted + sd * noise, rng.uniform() * QUARTER_OCTAVE
+    step = np.floor((crossing - offset) / QUARTER_OCTAVE)
+    lower, upper = np.exp(offset + step * QUARTER_OCTAVE), np.exp(offset + (step + 1) * QUARTER_OCTAVE)
+    z = check.seed_z(lower, upper, np.exp(predicted), sd)
+    scores = pd.DataFrame({"scored": 3, "z": z.mean(axis=1), "z_within": z.std(axis=1)})
+    _, low, high, _ = check.bias_test(scores["z"].to_numpy())
+    _, spread_low, spread_high = check.calibration(scores)
+    return bool(low <= 0 <= high), bool(spread_low <= 1 <= spread_high)
+
+
+def test_the_bias_interval_covers_no_bias_about_95_percent_of_the_time():
+    """300 simulated checks of today's design (8 cells of 3 seeds, factor-2^(1/4) brackets), the
+    seeds of a cell sharing all, half or none of a new crossing's deviation: the bias interval
+    holds 0 in 91% to 99% of them, the spread's interval holds 1 in at least 90%."""
+    rng = np.random.default_rng(11)
+    hits = np.array([_null_check(rng, 8, shared) for shared in (1.0, 0.5, 0.0) for _ in range(100)])
+    bias, spread = hits.mean(axis=0)
+    print(f"predictor check, no bias, 300 simulated checks: bias interval holds 0 in {bias:.3f}, "
+          f"spread's holds 1 in {spread:.3f}")  # fmt: skip
+    assert 0.91 <= bias <= 0.99 and spread >= 0.9
+
+
+def test_the_simulated_power_keeps_its_size_and_grows_with_the_bias():
+    design = _design(8, 3, TODAY_SD, QUARTER_OCTAVE)
+    assert check.bias_power(design, delta=0.0) == pytest.approx(0.05, abs=0.02)
+    assert check.bias_power(design, delta=0.03) < check.bias_power(design, delta=0.06) < 0.9
+    assert check.bias_power(_design(1, 3, TODAY_SD, QUARTER_OCTAVE)) == 0.0  # one cell: no t test
+
+
+def test_a_design_of_16_cells_resolved_finer_than_the_interval_sees_a_bias_of_0_1():
+    """16 cells (8 d x n 30 and 50, n eta even), 3 seeds, each crossing bisected to 0.02 in ln,
+    finer than the predicted half-width (about 0.067), predicted sd twice today's: power >= 80%
+    against a bias of 0.1, and the words can say 'no bias detected'."""
+    power = check.bias_power(_design(16, 3, 2 * TODAY_SD, 0.02))
+    assert 0.02 < 1.96 * 2 * TODAY_SD and power >= check.POWER
+    assert check.bias_verdict(0.5, power) == "no bias detected"
+
+
+def test_todays_design_sees_a_bias_of_0_1_in_its_design_cells_and_cannot_tell_elsewhere():
+    """Today's check: 8 cells (6 in the design region, 2 below it, reported apart), 3 seeds,
+    factor-2^(1/4) brackets, predicted sd about 0.031 (the not-overfitting boundary from 10^4
+    steps). The predicted 95% interval (about +-0.067) is narrower than one bracket (0.173): no seed
+    can lie inside it, so coverage cannot be told. The bias test can: against a bias of 0.1 its
+    power is >= 80% on the 6 design cells (and on all 8), even with the seeds of a cell sharing
+    all their deviation. It cannot on the 2 cells below the design region, nor where the predicted
+    sd is large (the not-overfitting boundary at 10^3 steps, sigma about 1.1): there the words are
+    'cannot tell (power X%)'. The powers are printed."""
+    assert 2 * 1.96 * TODAY_SD < QUARTER_OCTAVE
+    powers = {
+        "design, 6 cells": check.bias_power(_design(6, 3, TODAY_SD, QUARTER_OCTAVE)),
+        "all 8 cells": check.bias_power(_design(8, 3, TODAY_SD, QUARTER_OCTAVE)),
+        "below design, 2 cells": check.bias_power(_design(2, 3, TODAY_SD, QUARTER_OCTAVE)),
+        "design, sd 1.1 (10^3 steps)": check.bias_power(_design(6, 3, 1.1, QUARTER_OCTAVE)),
+        "design, sd 0.06": check.bias_power(_design(6, 3, 0.06, QUARTER_OCTAVE)),
+    }
+    print("predictor check, power against a bias of 0.1: " + ", ".join(f"{k} {v:.2f}" for k, v in powers.items()))
+    assert powers["design, 6 cells"] >= check.POWER and powers["all 8 cells"] >= check.POWER
+    for name in ("below design, 2 cells", "design, sd 1.1 (10^3 steps)"):
+        assert powers[name] < check.POWER
+        assert check.bias_verdict(0.5, powers[name]) == f"cannot tell (power {powers[name]:.0%})"
+    assert check.bias_verdict(0.01, powers["below design, 2 cells"]) == "biased"  # a rejection needs no power
+
+
+def test_the_table_prints_the_bias_its_power_and_its_words(tmp_path, monkeypatch):
+    """A simulated check of the hand-made model (6 cells, 3 seeds, sigma 0.2), shifted by 0.9 in
+    ln ||mu||*: the table keeps its coverage columns and reads 'biased', with the power beside."""
+    model = model_table(sigma=0.2, var_c=0.01)
+    runs, labels = _simulated(np.random.default_rng(3), model, 0.9)
+    cells = check.cell_coverage(check.seed_brackets(runs, labels, model))
+    coverage = check.coverage(cells)
+    monkeypatch.setattr(check, "sweep_coverage", lambda *args: (runs, cells, coverage))
+    out = table.predictor_check(runs, pd.DataFrame(), model, "atlas_check", {}, tmp_path / "predictor_check")
+    row = out[(out["horizon"] == 10000) & (out["boundary"] == "not overfitting")].iloc[0]
+    assert row["cells"] == len(CELLS) and row["verdict"] == "below 95%"
+    # 0.9 plus one shared miss of the law's constant, sd 0.1
+    assert row["bias_verdict"] == "biased" and row["bias_ln"] == pytest.approx(0.9, abs=0.35)
+    assert 0.0 <= row["power"] <= 1.0
+    text = (tmp_path / "predictor_check.md").read_text()
+    assert "Power against a bias of 0.1" in text and "biased" in text
