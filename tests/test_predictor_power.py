@@ -15,7 +15,7 @@ from tests.test_predictor_check import CELLS, _simulated
 
 QUARTER_OCTAVE = math.log(2) / 4  # the check's grid: norms a factor 2^(1/4) apart
 # the predicted sd of a new crossing in ln ||mu||*: the not-overfitting boundary's 95% interval is
-# about +-7% at 10^4 to 10^6 steps (docs/regimes.md), t(0.975) on 16 lines - 3 terms is 2.16
+# about +-7% at 10^4 to 10^6 steps (an earlier default run's), t(0.975) on 16 lines - 3 terms is 2.16
 TODAY_SD = math.log(1.07) / 2.160369
 
 
