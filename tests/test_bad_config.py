@@ -257,6 +257,11 @@ BAD = [
         ["synthetic.boundary_fits.horizons", "5000", "past every fitted sweep's steps", "atlas 150"],
     ),
     (
+        "boundary-fits-along-time-past-the-horizon",
+        "synthetic: {boundary_fits: {along_time: [1, 9, 10000]}}",
+        ["synthetic.boundary_fits.along_time", "10000", "past every fitted sweep's steps", "atlas 150"],
+    ),
+    (
         "refine-a-sweep-not-fitted",
         "synthetic: {boundary_fits: {refine: {sweep: delay_scan}}}",
         ["synthetic.boundary_fits.refine.sweep", "'delay_scan'", "not one of the fitted sweeps"],

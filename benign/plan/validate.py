@@ -289,8 +289,8 @@ def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
 
 
 def check_boundary_fits(cfg: dict) -> None:
-    """Refuse boundary fits over a model or sweeps the config does not train, at a horizon no
-    fitted sweep reaches, a refinement of a sweep that is not fitted, or a convergence check of
+    """Refuse boundary fits over a model or sweeps the config does not train, at a horizon (of
+    ``horizons`` or ``along_time``) no fitted sweep reaches, a refinement of a sweep that is not fitted, or a convergence check of
     seeds the refinement does not train."""
     fits = cfg["synthetic"].get("boundary_fits")
     if not fits:
@@ -307,12 +307,13 @@ def check_boundary_fits(cfg: dict) -> None:
                 f"{where}.sweeps: {name!r} is not a sweep of synthetic.{fits['model']} ({', '.join(sweeps) or 'none'})"
             )
         lengths[name] = sweep_length(sweeps[name], cfg["synthetic"]["defaults"]["steps"])["steps"]
-    for horizon in fits["horizons"]:
-        if horizon > max(lengths.values()):
-            raise ConfigError(
-                f"{where}.horizons: {horizon} is past every fitted sweep's steps "
-                f"({', '.join(f'{k} {v}' for k, v in lengths.items())})"
-            )
+    for key in ("horizons", "along_time"):
+        for horizon in fits.get(key) or []:
+            if horizon > max(lengths.values()):
+                raise ConfigError(
+                    f"{where}.{key}: {horizon} is past every fitted sweep's steps "
+                    f"({', '.join(f'{k} {v}' for k, v in lengths.items())})"
+                )
     refine, convergence = fits.get("refine"), fits.get("convergence")
     if refine and refine["sweep"] not in lengths:
         raise ConfigError(
