@@ -1,7 +1,8 @@
-"""Every run number in docs/regimes.md is read from the run: a decimal number there must appear in
-docs/results.md (the default run's summary, copied as written), be a value of the default config
-(an input, not a result), or be one that a named test computes (:data:`COMPUTED`: the test's
-file holds the number). A number of a superseded run fails here."""
+"""Every run number in docs/ and the README is read from the run: a decimal number there must
+appear in docs/results.md (the default run's summary, copied as written), be a value of the
+default config (an input, not a result) or a published number of the paper
+(benign/tables/reference/), or be one that a named test computes (:data:`COMPUTED`). A number of a
+superseded run fails here."""
 
 import re
 
@@ -9,15 +10,22 @@ import pytest
 
 from tests.helpers.workflow_utils import ROOT
 
-DECIMAL = re.compile(r"(?<![\w.^/])[-+]?\d+\.\d+(?![\w.])")  # 0.84, -0.25, +0.006; not 10^3, v1.2.3, 2^(1/16)
-NUMBERED = re.compile(r"\b(Theorem|Remark|Lemma|Section|Figure|Table|Corollary|Assumption) \d+(\.\d+)*")  # the paper's
-# {number as written in docs/regimes.md: the test (file::name) that computes it and prints it
+DECIMAL = re.compile(r"(?<![\w.^/])[-+]?\d+\.\d+(?!\w|\.\d)")  # 0.84, -0.25, +0.006; not 10^3, v1.2.3, 2^(1/16)
+# the paper's numbered statements, and versions: not numbers of a run
+NUMBERED = re.compile(r"\b(Theorem|Remark|Lemma|Section|Figure|Table|Corollary|Assumption|Python) \d+(\.\d+)*")
+# {number as written in a page: the test (file::name) that computes it and prints it
 # (``pytest -s`` shows it; the test's body holds a print) or holds it as a literal}
 COMPUTED = {
     "0.973": "tests/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
     "0.963": "tests/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
     "0.091": "tests/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
     "0.31": "tests/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
+    "0.401": "tests/test_metrics.py::test_token_loss_floor_is_the_spec_value",
+    "0.4950": "tests/test_max_margin.py::test_tarzanagh_single_input_svm",
+    "0.9790": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.9847": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.9884": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.99": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
 }
 
 
@@ -29,15 +37,21 @@ def numbers(text: str) -> list[str]:
     return [m.lstrip("+") for m in DECIMAL.findall(text)]
 
 
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in [ROOT / "README.md", *ROOT.glob("docs/*.md")]
+               if p.name != "results.md")  # fmt: skip
+
+
 def sources() -> str:
-    return (ROOT / "docs/results.md").read_text() + (ROOT / "config/config.yaml").read_text()
+    files = [ROOT / "docs/results.md", ROOT / "config/config.yaml", *sorted(ROOT.glob("benign/tables/reference/*.csv"))]
+    return "".join(f.read_text() for f in files)
 
 
-def test_every_number_of_the_regimes_page_is_read_from_the_run():
+@pytest.mark.parametrize("page", PAGES)
+def test_every_number_of_a_page_is_read_from_the_run(page):
     known = set(numbers(sources())) | {n.lstrip("-") for n in numbers(sources())}
-    found = numbers((ROOT / "docs/regimes.md").read_text())
+    found = numbers((ROOT / page).read_text())
     stale = sorted({n for n in found if n not in known and n.lstrip("-") not in known and n not in COMPUTED})
-    assert not stale, f"numbers in docs/regimes.md that no table of the run prints: {stale}"
+    assert not stale, f"numbers in {page} that no table of the run prints: {stale}"
 
 
 @pytest.mark.parametrize("number, test", sorted(COMPUTED.items()))
