@@ -61,6 +61,12 @@ def test_the_artifact_index_of_the_docs_is_the_tables(root):
 
 
 def test_the_readme_stays_short_and_links_the_generated_results(root):
+    """Short in its own words: the generated artifact index, which grows by a line an artifact,
+    is not counted (a new artifact never breaks this test)."""
+    from benign.artifacts.table import BEGIN, END
+
     readme = (root / "README.md").read_text()
-    assert len(readme.splitlines()) < 150
+    before, rest = readme.split(BEGIN)
+    own = before + rest.split(END)[1]
+    assert len(own.splitlines()) < 120
     assert "docs/results.md" in readme and (root / "docs/results.md").is_file()
