@@ -145,6 +145,16 @@ class WorkPlan:
         """A synthetic training job's need, from its runs (planned or refinement)."""
         return resources.synthetic_job_need(runs, self.plan.cluster.device)
 
+    def limit_need(self) -> resources.Need:
+        """The limit job's need: one line per (d, n) of the fitted sweeps' runs and seed of those
+        runs or of the refinement (what benign.synthetic.svm_limit evaluates)."""
+        runs = [r for job in self.jobs_of(self.fits.get("model", "")) for r in self.plan.synthetic_jobs[job]
+                if set(r["sweeps"]) & set(self.fits.get("sweeps", []))]  # fmt: skip
+        seeds = {*(self.refine or {}).get("seeds", []), *(r["seed"] for r in runs)}
+        cells = {(r["d"], r["n"], r["T"], r["n_test"]) for r in runs}
+        lines = [{"n": n, "T": T, "n_test": n_test} for (_, n, T, n_test) in cells for _ in seeds]
+        return resources.limit_need(lines)
+
     def real_need(self, rule: str, value: str) -> resources.Need:
         """A real-data job's need: its rule's at the value of its wildcard."""
         return self.plan.real_needs[rule][value]

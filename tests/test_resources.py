@@ -3,6 +3,7 @@ jobs split to fit them."""
 
 import copy
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -237,3 +238,16 @@ def test_the_cluster_block_of_the_schema_is_the_cluster_settings():
     assert list(block) == [f.name for f in dataclasses.fields(resources.Cluster)]
     assert block["device"]["enum"] == list(resources.DEVICE_KINDS)
     assert all(entry["description"] for entry in block.values())
+
+
+def test_the_limit_jobs_need_follows_its_lines():
+    """One line at n T = 640 (n_test 1000) is its measured 6.1 s, twice for safety, plus a start;
+    lines add up, and a larger n T costs more per line."""
+    from benign.plan.resources import limit_need
+
+    one = limit_need([{"n": 80, "T": 8, "n_test": 1000}])
+    assert one.runtime_min == math.ceil((60 + 2 * 6.1) / 60)
+    many = limit_need([{"n": 80, "T": 8, "n_test": 1000}] * 100)
+    assert many.runtime_min == math.ceil((60 + 2 * 610) / 60)
+    assert limit_need([{"n": 320, "T": 8, "n_test": 1000}]).runtime_min > one.runtime_min
+    assert limit_need([{"n": 320, "T": 8, "n_test": 1000}]).mem_mb > one.mem_mb

@@ -1,22 +1,26 @@
-"""The atlas's long-time limit, computed (docs/regimes.md#the-limit): the attention-SVM direction of
-the global selection on every line of the fitted atlas, its saturated softmax's labels."""
+"""The atlas's long-time limit, computed (docs/regimes.md#the-limit): on every line of the fitted
+atlas, the attention-SVM direction of the W-frozen twin's selection and of the global one, and its
+saturated softmax's labels.
+"""
 
 
 rule limit_atlas:
     """Every atlas line's t = infinity labels (W fixed at W0), refined about their crossings, and
     the global selection's kinds at each atlas run's data."""
     input:
-        runs=lambda wc: expand(rules.aggregate_synthetic.output.runs, model=W.fits["model"]),
+        runs=lambda wc: expand(
+            rules.aggregate_synthetic.output.runs, model=W.fits["model"]
+        ),
     output:
         **paths.tables(paths.LIMIT, paths.LIMIT_TABLES),
     log:
         "logs/synthetic/limit_atlas.log",
     conda:
         "../envs/benign.yaml"
-    threads: 2
+    threads: 1  # beside the renders, which do not wait for it
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=need("mem_mb", lambda wc: W.limit_need()),
+        runtime=need("runtime_min", lambda wc: W.limit_need()),
     params:
         settings=W.constants["atlas_settings"],
         regime=W.synthetic["regime"],
