@@ -94,15 +94,21 @@ def synthetic_job_need(runs: Sequence[dict], device: str = "cpu") -> Need:
     return Need.of(max(m for m, _ in needs), sum(s for _, s in needs))
 
 
+# Seconds of one core per line of the atlas's limit job, base + a (nT / at)^2 (cubed past at: the
+# attention-SVM programs' growth), fitted to its measured time per line (Gram engine, n_test 1000).
+LIMIT_SECONDS = dict(base=0.5, a=5.6, at=640)
+
+
 def limit_need(lines: Sequence[dict]) -> Need:
     """The atlas's limit job (benign.synthetic.svm_limit): per line (n, T, n_test of each), a
     handful of batches of the W-frozen twin built and trained to the horizon, and some twenty
-    attention-SVM programs of n (T - 1) constraints; fitted to its measured time per line on one
-    core (0.7, 1.9 and 6.1 s at n T = 80, 320 and 640, Gram engine, n_test 1000), the cubic term
-    for the programs' growth past that. Memory: the largest line's test products."""
+    attention-SVM programs of n (T - 1) constraints (:data:`LIMIT_SECONDS`). Memory: the largest
+    line's test products."""
     if not lines:
         return Need.of(0.0, 0.0)
-    seconds = sum(0.5 + 5.6 * max((r["n"] * r["T"] / 640) ** 2, (r["n"] * r["T"] / 640) ** 3) for r in lines)
+    k = LIMIT_SECONDS
+    seconds = sum(k["base"] + k["a"] * max((r["n"] * r["T"] / k["at"]) ** 2, (r["n"] * r["T"] / k["at"]) ** 3)
+                  for r in lines)  # fmt: skip
     big = max(lines, key=lambda r: r["n"] * r["T"])
     N, rows = big["n"] * big["T"], big["n_test"] * big["T"]
     return Need.of(8.0 * (4 * rows * 2 * (N + 2) + 24 * N * N), seconds)
