@@ -93,8 +93,9 @@ def test_reached_counts_the_runs_whose_kinds_are_the_global_selections():
     kinds = dict(train_clean_sel_relevant=1.0, train_noisy_sel_relevant=0.0, train_noisy_sel_weak_true=0.0,
                  train_noisy_sel_weak_opposite=0.5, train_noisy_sel_irrelevant=0.5)  # fmt: skip
     curves = pd.DataFrame([{"run_id": r, "step": 100, **kinds} for r in "abc"])
+    curves["train_acc_noisy"] = [1.0, 0.5, 1.0]  # run b leaves half its flipped labels unfitted
     curves.loc[2, "train_noisy_sel_weak_opposite"] = 1.0  # run c attends otherwise
-    labels = pd.DataFrame({"run_id": list("abc"), "horizon": 100, "overfits": [True, False, True]})
+    labels = pd.DataFrame({"run_id": list("abc"), "horizon": 100, "overfits": [True, True, True]})
     selection = pd.DataFrame({"run_id": list("abc"), "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,
                               "noisy_sel_weak_true": 0.0, "noisy_sel_weak_opposite": 0.5,
                               "noisy_sel_irrelevant": 0.5})  # fmt: skip
@@ -104,7 +105,7 @@ def test_reached_counts_the_runs_whose_kinds_are_the_global_selections():
 
 def test_the_tables_state_the_atlas_setting_and_print_the_words_they_computed(tmp_path):
     runs, labels, limit = _hand_atlas(-0.6, -0.1)
-    curves = pd.DataFrame({"run_id": runs["run_id"], "step": 10**6, "train_clean_sel_relevant": 1.0,
+    curves = pd.DataFrame({"run_id": runs["run_id"], "step": 10**6, "train_acc_noisy": 1.0, "train_clean_sel_relevant": 1.0,
                            "train_noisy_sel_relevant": 0.0, "train_noisy_sel_weak_true": 0.0,
                            "train_noisy_sel_weak_opposite": 1.0, "train_noisy_sel_irrelevant": 0.0})  # fmt: skip
     selection = pd.DataFrame({"run_id": runs["run_id"], "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,

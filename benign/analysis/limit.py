@@ -187,20 +187,19 @@ def reached(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame, sele
     """Per (d, n) cell: how many atlas runs at the last horizon attend, on their clean and their
     flipped training samples, to the same kinds of token in the same shares as the global
     selection at their data (``selection``: run_id and :data:`LIMIT_KINDS`), over all the cell's
-    runs and over those below the cell's not-overfitting side (flipped labels fitted), where the
-    selection's flipped samples can be fitted at all."""
+    runs and over those that fit every flipped label (the global selection fits them all; a run
+    on the not-overfitting side cannot hold it)."""
     last = labels["horizon"].max()
-    at = curves[curves["step"] == last][["run_id", *RUN_KINDS]]
-    fitted = labels[labels["horizon"] == last][["run_id", "overfits"]]
-    both = at.merge(selection, on="run_id").merge(fitted, on="run_id").merge(runs[["run_id", "d", "n"]], on="run_id")
+    at = curves[curves["step"] == last][["run_id", "train_acc_noisy", *RUN_KINDS]]
+    both = at.merge(selection, on="run_id").merge(runs[["run_id", "d", "n"]], on="run_id")
     same = np.ones(len(both), dtype=bool)
     for run_kind, limit_kind in zip(RUN_KINDS, LIMIT_KINDS):
         a, b = both[run_kind].to_numpy(float), both[limit_kind].to_numpy(float)
         same &= (np.abs(a - b) <= TOLERANCE) | (np.isnan(a) & np.isnan(b))
-    both = both.assign(same=same)
+    both = both.assign(same=same, fits_all=both["train_acc_noisy"].to_numpy(float) >= 1 - TOLERANCE)
     rows = []
     for (d, n), cell in both.groupby(["d", "n"]):
-        over = cell[cell["overfits"].astype(bool)]
+        fitted = cell[cell["fits_all"]]
         rows.append({"d": d, "n": n, "runs": len(cell), "same": int(cell["same"].sum()),
-                     "overfitting_runs": len(over), "overfitting_same": int(over["same"].sum())})  # fmt: skip
+                     "overfitting_runs": len(fitted), "overfitting_same": int(fitted["same"].sum())})  # fmt: skip
     return pd.DataFrame(rows, columns=["d", "n", "runs", "same", "overfitting_runs", "overfitting_same"])

@@ -102,7 +102,7 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
             "Law's omitted signal term, ln ‖μ‖*": table["law_omitted"].map(lambda v: f"{v:+.3f}"),
             "Samples off the global selection (mean share)": table["differs"].map(lambda v: f"{v:.3f}"),
             "cos(twin's p, p^mm), median": table["cosine"].map(lambda v: f"{v:.3f}"),
-            "Atlas runs with the global selection's kinds: all; flipped labels fitted": [
+            "Atlas runs with the global selection's kinds: all; every flipped label fitted": [
                 f"{r['same']:.0f} of {r['runs']:.0f}; {r['overfitting_same']:.0f} of {r['overfitting_runs']:.0f}"
                 if np.isfinite(r["runs"])
                 else MISSING
@@ -124,9 +124,9 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
         "direction is slow, about 1 / log t). Last "
         "column: how many of the cell's atlas runs (W trained), at the last horizon, attend (most) to the relevant token on the "
         "same share of clean samples, and to each kind of token on the same shares of flipped samples, as the global "
-        "selection does at their data; over all runs, and over the runs whose flipped labels are fitted (above the "
-        "not-overfitting boundary gradient descent does not fit them, so it cannot hold the global selection). Equal "
-        "shares are necessary for the same selection, not sufficient.",
+        "selection does at their data; over all runs, and over the runs that fit every flipped label (the global "
+        "selection fits them all; a run that leaves one unfitted cannot hold it). Equal shares are necessary for the "
+        "same selection, not sufficient.",
     ]
     write(table, display, header, stem)
     return table

@@ -171,7 +171,7 @@ def _limit_cells(table: pd.DataFrame) -> pd.DataFrame:
         "law's omitted term, ln": table["law_omitted"].map(_f),
         "samples off the global selection": table["differs"].map(_f),
         "cos(twin's p, p^mm)": table["cosine"].map(_f),
-        "runs with the global selection's kinds (flipped fitted)": [
+        "runs with the global selection's kinds (of those fitting every flipped label)": [
             f"{_f(r['same'])} of {_f(r['runs'])} ({_f(r['overfitting_same'])} of {_f(r['overfitting_runs'])})"
             for _, r in table.iterrows()],
     })  # fmt: skip
