@@ -18,15 +18,15 @@ CRITERIA = Criteria(fit_threshold=0.5, loss_threshold=0.5, rate_threshold=0.5, h
 STEP = 2 ** (1 / 8)  # the hand atlas's norm grid: a factor 2^(1/8), resolution 0.087 in ln
 
 
-def test_a_pair_shifts_by_the_log_ratio_of_its_bracket_midpoints_and_is_disjoint_when_they_do_not_touch():
-    plateau = pd.DataFrame({"d": [1e3, 1e3], "n": [10, 10], "seed": [1, 2], "lower": [2.0, 2.0],
-                            "upper": [2.2, 2.2], "censored": ["", ""]})  # fmt: skip
-    limit = pd.DataFrame({"d": [1e3, 1e3], "n": [10, 10], "seed": [1, 2], "lower": [2.4, 2.2],
+def test_a_ratio_is_a_bracket_over_the_other_stages_midpoint_on_the_same_line():
+    base = pd.DataFrame({"d": [1e3, 1e3], "n": [10, 10], "seed": [1, 2], "lower": [2.0, 2.0],
+                         "upper": [2.2, 2.2], "censored": ["", ""]})  # fmt: skip
+    other = pd.DataFrame({"d": [1e3, 1e3], "n": [10, 10], "seed": [1, 2], "lower": [2.4, 2.2],
                           "upper": [2.6, np.inf]})  # fmt: skip
-    pairs = lim.paired(plateau, limit).set_index("seed")
-    assert pairs.loc[1, "shift"] == pytest.approx(0.5 * math.log(2.0 * 2.2) - 0.5 * math.log(2.4 * 2.6))
-    assert pairs.loc[1, "moved"] and not pairs.loc[2, "moved"]  # 2.2 touches 2.2
-    assert np.isnan(pairs.loc[2, "shift"])  # an open bracket has no midpoint
+    ratios = lim.scaled(base, other)
+    assert len(ratios) == 1  # the line whose other bracket is open is left out
+    mid = math.sqrt(2.4 * 2.6)
+    assert ratios.iloc[0]["lower"] == pytest.approx(2.0 / mid) and ratios.iloc[0]["upper"] == pytest.approx(2.2 / mid)
 
 
 def test_the_mean_interval_covers_the_mean_of_independent_draws_about_95_percent_of_the_time():
@@ -38,54 +38,84 @@ def test_the_mean_interval_covers_the_mean_of_independent_draws_about_95_percent
     assert 0.93 <= hits / 2000 <= 0.97
 
 
-def _hand_atlas(plateau_shift: float, limit_shift: float):
+def _hand_atlas(plateau_shift: float, twin_shift: float, limit_shift: float, spread: float = 0.03):
     """Runs, labels at step 1 and 10^6 steps, and a limit frame: on every line the selection
-    labels cross at the first step's law (step 1), at the law times exp(plateau_shift) (10^6) and
-    at the law times exp(limit_shift) (the limit, both selections), each seed's grid staggered."""
+    labels cross at the first step's law (step 1), at the law times exp(plateau_shift) (the
+    atlas at 10^6), exp(twin_shift) (the twin at 10^6) and exp(limit_shift) (the limit, both
+    selections), each line's three moved together by its own draw (``spread``), each seed's atlas
+    grid staggered, the limit's a factor 2^(1/64) grid."""
+    rng = np.random.default_rng(3)
     runs, labels, limit = [], [], []
     for d in (1e3, 1e4, 1e5):
         for n in (10, 40):
             law = first_step.boundary("selects_hardmax", d, n)
             for seed in range(1, 5):
+                own = rng.normal(0, spread)  # the line's own draw, shared by its stages
                 grid = law * STEP ** (np.arange(-12, 13) + seed / 4)
                 for k, m in enumerate(grid):
                     rid = f"{d:g}_{n}_{seed}_{k}"
                     runs.append({"run_id": rid, "d": d, "n": n, "seed": seed, "signal_norm": m, "T": 8,
                                  "rho": 0.1, "eta": 0.2, "sigma": 1.0, "step_size": 5.0, "integrator": "flow"})  # fmt: skip
-                    for horizon, shift in ((1, 0.0), (10**6, plateau_shift)):
-                        above = bool(m > law * math.exp(shift))
+                    for horizon, at in ((1, 0.0), (10**6, plateau_shift + own)):
+                        above = bool(m > law * math.exp(at))
                         labels.append({"run_id": rid, "horizon": horizon, "selects_argmax": above,
                                        "selects_hardmax": above, "overfits": True})  # fmt: skip
+                for m in law * 2 ** (np.arange(-64, 65) / 64):
                     for selection in ("run", "global"):
-                        above = m > law * math.exp(limit_shift)
+                        above, trained = m > law * math.exp(limit_shift + own), m > law * math.exp(twin_shift + own)
                         limit.append({"d": d, "n": n, "T": 8, "rho": 0.1, "eta": 0.2, "sigma": 1.0, "seed": seed,
                                       "signal_norm": m, "selection": selection, "test_sel_relevant": float(above),
-                                      "test_err_hardmax": 0.0 if above else 0.5, "differs": 0.0, "cosine": 0.99})  # fmt: skip
+                                      "test_err_hardmax": 0.0 if above else 0.5, "test_sel_trained": float(trained),
+                                      "test_err_trained": 0.0 if trained else 0.5, "differs": 0.0,
+                                      "locally_optimal": 1.0, "changed": 0.0, "cosine": 0.99})  # fmt: skip
     return pd.DataFrame(runs), pd.DataFrame(labels), pd.DataFrame(limit)
 
 
-@pytest.mark.parametrize("plateau_shift, limit_shift, words", [(-0.3, -0.3, "at its limit"),
-                                                              (-0.6, -0.1, "short of its limit")])  # fmt: skip
-def test_the_plateaus_shift_from_the_limit_is_the_placed_one_with_its_words(plateau_shift, limit_shift, words):
-    runs, labels, limit = _hand_atlas(plateau_shift, limit_shift)
-    table = lim.stages(runs, labels, limit, CRITERIA)
-    assert set(table["stage"]) == {
-        "step 1",
-        "last horizon",
-        "limit, the twin's selection",
-        "limit, the global selection",
-    }
-    at_limit = table[table["horizon"] == np.inf]
-    assert (at_limit["plateau_words"] == words).all()
-    # each crossing is known to its bracket (a factor 2^(1/8)): the mean shift within one bracket of the placed one
-    assert at_limit["plateau_shift"].to_numpy() == pytest.approx(plateau_shift - limit_shift, abs=math.log(STEP))
-    step1 = table[table["stage"] == "step 1"].iloc[0]
+@pytest.mark.parametrize(
+    "shift, words",
+    [(0.0, "within the margin of its limit"), (0.1, "further than the margin from its limit"),
+     (0.05, "cannot tell")],  # the interval reaches across the margin's edge
+)  # fmt: skip
+def test_the_words_follow_the_shifts_interval_against_the_margin(shift, words):
+    """Lines whose crossings are shifted by ``shift`` in ln (scatter 0.05, fine brackets)."""
+    rng = np.random.default_rng(9)
+    rows = []
+    for d in (1e3, 1e4, 1e5, 1e6):
+        for n in (10, 20, 40):
+            for seed in range(1, 5):
+                at = math.exp(shift + rng.normal(0, 0.05))
+                rows.append({"d": d, "n": n, "seed": seed, "lower": at / 1.01, "upper": at * 1.01, "censored": "",
+                             "changes": 1, "runs": 10})  # fmt: skip
+    base = pd.DataFrame(rows)
+    other = base.assign(lower=1 / 1.005, upper=1.005)
+    out = lim.shift(base, other, (), 0.05, lim.LIMIT_WORDS)
+    assert out["shift"] == pytest.approx(shift, abs=0.02)
+    assert out["words"] == words
+
+
+def test_each_shift_is_the_placed_one_and_only_the_twin_is_worded_against_its_limit():
+    twin_shift, words = -0.20, "further than the margin from its limit"
+    runs, labels, limit = _hand_atlas(plateau_shift=-0.4, twin_shift=twin_shift, limit_shift=-0.3)
+    table = lim.stages(runs, labels, limit, CRITERIA, margin=0.05)
+    fits, every = table[table["kind"] == "fit"], table[table["kind"] == "shift"]
+    assert set(fits["stage"]) == {"step 1", "atlas's plateau", "twin's plateau", "limit, the twin's selection",
+                                  "limit, the global selection"}  # fmt: skip
+    placed = {"twin's plateau minus twin's limit": twin_shift + 0.3, "atlas's plateau minus twin's plateau":
+              -0.4 - twin_shift, "atlas's plateau minus twin's limit": -0.1, "global limit minus twin's limit": 0.0}  # fmt: skip
+    for _, shifts in every.groupby("boundary"):
+        shifts = shifts.set_index("stage")
+        for name, value in placed.items():  # the atlas's brackets are a factor 2^(1/8): within one of the placed shift
+            assert shifts.loc[name, "shift"] == pytest.approx(value, abs=math.log(STEP)), name
+        assert shifts.loc["twin's plateau minus twin's limit", "words"] == words
+        assert shifts.loc["atlas's plateau minus twin's limit", "words"] == ""  # W trained: its limit is not computed
+    step1 = fits[fits["stage"] == "step 1"].iloc[0]
     assert step1["shift_from_law"] == pytest.approx(0.0, abs=math.log(STEP))
     cells = lim.cell_shifts(runs, labels, limit, CRITERIA)
-    assert len(cells) == 2 * 2 * 6 and (cells["seeds"] == 4).all()
-    assert cells["shift"].to_numpy() == pytest.approx(plateau_shift - limit_shift, abs=math.log(STEP))
+    assert len(cells) == 2 * 3 * 6 and (cells["seeds"] == 4).all()
+    twin = cells[cells["comparison"] == "twin's plateau minus twin's limit"]
+    assert twin["shift"].to_numpy() == pytest.approx(twin_shift + 0.3, abs=0.02)  # a 2^(1/64) grid
     ratio = (cells["limit_crossing"] / cells["law_crossing"]).to_numpy()
-    assert np.log(ratio) == pytest.approx(limit_shift, abs=math.log(STEP))
+    assert np.log(ratio) == pytest.approx(-0.3, abs=0.1)  # the lines' own draws, spread 0.03
 
 
 def test_reached_counts_the_runs_whose_kinds_are_the_global_selections():
@@ -104,20 +134,18 @@ def test_reached_counts_the_runs_whose_kinds_are_the_global_selections():
 
 
 def test_the_tables_state_the_atlas_setting_and_print_the_words_they_computed(tmp_path):
-    runs, labels, limit = _hand_atlas(-0.6, -0.1)
+    runs, labels, limit = _hand_atlas(plateau_shift=-0.4, twin_shift=-0.2, limit_shift=-0.3)
     curves = pd.DataFrame({"run_id": runs["run_id"], "step": 10**6, "train_acc_noisy": 1.0, "train_clean_sel_relevant": 1.0,
                            "train_noisy_sel_relevant": 0.0, "train_noisy_sel_weak_true": 0.0,
                            "train_noisy_sel_weak_opposite": 1.0, "train_noisy_sel_irrelevant": 0.0})  # fmt: skip
     selection = pd.DataFrame({"run_id": runs["run_id"], "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,
                               "noisy_sel_weak_true": 0.0, "noisy_sel_weak_opposite": 1.0, "noisy_sel_irrelevant": 0.0})  # fmt: skip
-    fits = limit_table.boundary_limits(runs, labels, CRITERIA, limit, tmp_path / "fits")
+    fits = limit_table.boundary_limits(runs, labels, CRITERIA, limit, 0.05, tmp_path / "fits")
     cells = limit_table.limit_shifts(runs, curves, labels, CRITERIA, limit, selection, tmp_path / "cells")
     fits_md, cells_md = (tmp_path / "fits.md").read_text(), (tmp_path / "cells.md").read_text()
     for md in (fits_md, cells_md):
         assert "T 8; rho 0.1; eta 0.2; sigma 1; step_size 5; integrator flow" in md
-    assert fits_md.count("short of its limit (tolerance") == 4  # 2 boundaries x 2 selections, as computed
-    assert len(pd.read_csv(tmp_path / "fits.csv")) == len(fits) == 8
-    assert len(pd.read_csv(tmp_path / "cells.csv")) == len(cells) == 24
-    assert (
-        "100 of 100; 100 of 100" in cells_md
-    )  # every run of a cell (4 seeds x 25 norms) holds the global selection's kinds
+    assert fits_md.count("further than the margin from its limit (±0.05)") == 2  # one a boundary, as computed
+    assert len(pd.read_csv(tmp_path / "fits.csv")) == len(fits) == 2 * (5 + 4)
+    assert len(pd.read_csv(tmp_path / "cells.csv")) == len(cells) == 2 * 3 * 6
+    assert "100 of 100; 100 of 100" in cells_md  # every run of a cell (4 seeds x 25 norms) holds the kinds

@@ -27,7 +27,6 @@ THROUGH = {
 # (the render of its half, which the smoke run's tests read: tests/test_smoke_tables.py)
 ELSEWHERE = {
     "benign.synthetic.models.interface": "the Protocol the models implement: types, no behaviour",
-    "benign.tables.predictor_check": "drawn by the smoke run; its numbers are benign.analysis.predictor_check's",
 }
 
 

@@ -96,10 +96,12 @@ def test_the_simulated_power_keeps_its_size_and_grows_with_the_bias():
 def test_a_design_of_16_cells_resolved_finer_than_the_interval_sees_a_bias_of_0_1():
     """16 cells (8 d x n 30 and 50, n eta even), 3 seeds, each crossing bisected to 0.02 in ln,
     finer than the predicted half-width (about 0.067), predicted sd twice today's: power >= 80%
-    against a bias of 0.1, and the words can say 'no bias detected'."""
+    against a bias of 0.1; the words follow the bias interval against the margin 0.1."""
     power = check.bias_power(_design(16, 3, 2 * TODAY_SD, 0.02))
     assert 0.02 < 1.96 * 2 * TODAY_SD and power >= check.POWER
-    assert check.bias_verdict(0.5, power) == "no bias detected"
+    assert check.bias_verdict(-0.03, 0.04, power, 16) == "within ±0.1"
+    assert check.bias_verdict(0.12, 0.2, power, 16) == "biased beyond 0.1"
+    assert check.bias_verdict(0.05, 0.12, power, 16) == f"cannot tell (power {power:.0%})"
 
 
 def test_todays_design_sees_a_bias_of_0_1_in_its_design_cells_and_cannot_tell_elsewhere():
@@ -123,13 +125,13 @@ def test_todays_design_sees_a_bias_of_0_1_in_its_design_cells_and_cannot_tell_el
     assert powers["design, 6 cells"] >= check.POWER and powers["all 8 cells"] >= check.POWER
     for name in ("below design, 2 cells", "design, sd 1.1 (10^3 steps)"):
         assert powers[name] < check.POWER
-        assert check.bias_verdict(0.5, powers[name]) == f"cannot tell (power {powers[name]:.0%})"
-    assert check.bias_verdict(0.01, powers["below design, 2 cells"]) == "biased"  # a rejection needs no power
+        assert check.bias_verdict(-0.2, 0.3, powers[name], 6) == f"cannot tell (power {powers[name]:.0%})"
+    assert check.bias_verdict(0.2, 0.3, powers["below design, 2 cells"], 2) == "cannot tell (2 cells)"  # t on 1 df
 
 
 def test_the_table_prints_the_bias_its_power_and_its_words(tmp_path, monkeypatch):
     """A simulated check of the hand-made model (6 cells, 3 seeds, sigma 0.2), shifted by 0.9 in
-    ln ||mu||*: the table keeps its coverage columns and reads 'biased', with the power beside."""
+    ln ||mu||*: the table keeps its coverage columns and reads "biased beyond 0.1", with the power beside."""
     model = model_table(sigma=0.2, var_c=0.01)
     runs, labels = _simulated(np.random.default_rng(3), model, 0.9)
     cells = check.cell_coverage(check.seed_brackets(runs, labels, model))
@@ -139,7 +141,7 @@ def test_the_table_prints_the_bias_its_power_and_its_words(tmp_path, monkeypatch
     row = out[(out["horizon"] == 10000) & (out["boundary"] == "not overfitting")].iloc[0]
     assert row["cells"] == len(CELLS) and row["verdict"] == "below 95%"
     # 0.9 plus one shared miss of the law's constant, sd 0.1
-    assert row["bias_verdict"] == "biased" and row["bias_ln"] == pytest.approx(0.9, abs=0.35)
+    assert row["bias_verdict"] == "biased beyond 0.1" and row["bias_ln"] == pytest.approx(0.9, abs=0.35)
     assert 0.0 <= row["power"] <= 1.0
     text = (tmp_path / "predictor_check.md").read_text()
     assert "Power against a bias of 0.1" in text and "biased" in text

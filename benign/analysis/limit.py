@@ -36,19 +36,26 @@ LIMIT_KINDS = ["clean_sel_relevant", *[f"noisy_sel_{k}" for k in KINDS]]  # as b
 
 
 def limit_sides(limit: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
-    """The limit's labels of :data:`LABELS` at each row of ``limit`` (an inseparable selection:
-    neither)."""
+    """The labels of :data:`LABELS` at each row of ``limit``: the limit's (an inseparable
+    selection: neither) and, prefixed "trained_", the W-frozen twin's own at the horizon (its
+    plateau)."""
     return pd.DataFrame(
         {"selects_argmax": selects_argmax(limit["test_sel_relevant"], criteria),
-         "selects_hardmax": selects_hardmax(limit["test_err_hardmax"], criteria)}, index=limit.index,
+         "selects_hardmax": selects_hardmax(limit["test_err_hardmax"], criteria),
+         "trained_selects_argmax": selects_argmax(limit["test_sel_trained"], criteria),
+         "trained_selects_hardmax": selects_hardmax(limit["test_err_trained"], criteria)}, index=limit.index,
     )  # fmt: skip
 
 
-def limit_cells(limit: pd.DataFrame, label: str, criteria: Criteria, selection: str) -> pd.DataFrame:
-    """The limit's (d, n, seed, signal_norm, side) of one label under one selection
-    (benign.synthetic.svm_limit.SELECTIONS), as side_labels gives a horizon's."""
+def limit_cells(
+    limit: pd.DataFrame, label: str, criteria: Criteria, selection: str, trained: bool = False
+) -> pd.DataFrame:
+    """The (d, n, seed, signal_norm, side) of one label under one selection
+    (benign.synthetic.svm_limit.SELECTIONS), as side_labels gives a horizon's: the limit's, or
+    with ``trained`` the W-frozen twin's own at the horizon (the same on either selection's rows)."""
     one = limit[limit["selection"] == selection]
-    return one[["d", "n", "seed", "signal_norm"]].assign(side=limit_sides(one, criteria)[label].to_numpy())
+    column = f"trained_{label}" if trained else label
+    return one[["d", "n", "seed", "signal_norm"]].assign(side=limit_sides(one, criteria)[column].to_numpy())
 
 
 def _fit_row(cr: pd.DataFrame, data: pd.DataFrame, label: str, criteria: Criteria, knots: tuple) -> dict:
@@ -68,17 +75,81 @@ def _fit_row(cr: pd.DataFrame, data: pd.DataFrame, label: str, criteria: Criteri
     return row
 
 
-def paired(plateau: pd.DataFrame, limit: pd.DataFrame) -> pd.DataFrame:
-    """One row per line of both crossing frames: the plateau's bracket, the limit's, ``shift`` =
-    ln of the plateau's bracket midpoint over the limit's (NaN unless both are closed) and
-    ``moved`` where the brackets are disjoint."""
-    pairs = plateau.merge(limit[["d", "n", "seed", "lower", "upper"]], on=["d", "n", "seed"], suffixes=("", "_limit"))
-    closed = lambda lo, hi: (lo > 0) & np.isfinite(hi)  # noqa: E731
-    both = closed(pairs["lower"], pairs["upper"]) & closed(pairs["lower_limit"], pairs["upper_limit"])
-    mid = lambda lo, hi: 0.5 * (np.log(lo.where(both, 1.0)) + np.log(hi.where(both, 1.0)))  # noqa: E731
-    shift = mid(pairs["lower"], pairs["upper"]) - mid(pairs["lower_limit"], pairs["upper_limit"])
-    moved = (pairs["upper"] < pairs["lower_limit"]) | (pairs["upper_limit"] < pairs["lower"])
-    return pairs.assign(shift=shift.where(both), moved=moved)
+def scaled(base: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """``base``'s crossings (brackets) over ``other``'s on the same line, each divided by the other
+    bracket's geometric midpoint: ln of the ratio as an interval-censored crossing (lines whose
+    other bracket is open are left out). ``other`` is the finer one here: the limit's and the
+    twin's crossings are refined to the atlas's resolution, the atlas's plateau is not."""
+    closed = other[(other["lower"] > 0) & np.isfinite(other["upper"])]
+    mid = np.sqrt(closed["lower"].to_numpy(float) * closed["upper"].to_numpy(float))
+    ref = closed[["d", "n", "seed"]].assign(mid=mid)
+    out = base.merge(ref, on=["d", "n", "seed"])
+    return out.assign(lower=out["lower"] / out["mid"], upper=out["upper"] / out["mid"]).drop(columns="mid")
+
+
+def shift(base: pd.DataFrame, other: pd.DataFrame, knots: tuple, margin: float, words: dict | None = None) -> dict:
+    """ln of ``base``'s crossings over ``other``'s on the same lines, by the interval-censored fit of
+    the ratios (:func:`scaled`; benign.analysis.crossings.fit, law "none": one mean, intervals from
+    the lines' jackknife plus the grid's), its trend with d and n (law (i) on the ratios: the
+    shift's slopes in ln d and ln n), and, with ``words``, the words of its interval against
+    ``margin`` (benign.analysis.equivalence.verdict, mapped through ``words``)."""
+    ratios = scaled(base, other)
+    mean, trend = crossings.fit(ratios, "none"), crossings.fit(ratios, "power", None, knots)
+    row = {"pairs": len(ratios), "margin": margin}
+    crossings.put_term(row, mean, "log_c", "shift")
+    crossings.put_term(row, trend, "a", "shift_per_ln_d")
+    crossings.put_term(row, trend, "b", "shift_per_ln_n")
+    judged = verdict(row["shift_low"], row["shift_high"], 0.0, margin)
+    row["words"] = (words or {}).get(judged, "cannot tell") if words else ""
+    return row
+
+
+# the stages whose crossings are fitted, and the shifts compared between them
+LIMIT_WORDS = {"agrees": "within the margin of its limit", "departs": "further than the margin from its limit"}
+W_WORDS = {"agrees": "training W moves it less than the margin", "departs": "training W moves it more than the margin"}
+COMPARED = (  # (name, base stage, other stage, words)
+    ("twin's plateau minus twin's limit", "twin's plateau", "limit, the twin's selection", LIMIT_WORDS),
+    ("atlas's plateau minus twin's plateau", "atlas's plateau", "twin's plateau", W_WORDS),
+    ("atlas's plateau minus twin's limit", "atlas's plateau", "limit, the twin's selection", None),
+    ("global limit minus twin's limit", "limit, the global selection", "limit, the twin's selection", None),
+)
+
+
+def stage_crossings(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, criteria: Criteria,
+                    label: str) -> dict[str, tuple[float, pd.DataFrame, pd.DataFrame]]:  # fmt: skip
+    """{stage: (horizon, crossings, the frame its data parameters come from)} of one label: step 1
+    and the last horizon of the atlas (W trained), the W-frozen twin's at the last horizon, and
+    the limit under each selection."""
+    first, last = labels["horizon"].min(), labels["horizon"].max()
+    at = lambda h: crossings.crossings(side_labels(labels[labels["horizon"] == h], runs, label, False))  # noqa: E731
+    return {
+        "step 1": (first, at(first), runs),
+        "atlas's plateau": (last, at(last), runs),
+        "twin's plateau": (last, crossings.crossings(limit_cells(limit, label, criteria, "run", trained=True)), limit),
+        **{f"limit, {words}": (np.inf, crossings.crossings(limit_cells(limit, label, criteria, selection)), limit)
+           for selection, words in SELECTIONS.items()},
+    }  # fmt: skip
+
+
+def stages(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, criteria: Criteria,
+           margin: float) -> pd.DataFrame:  # fmt: skip
+    """Per selection label: one "fit" row per stage (:func:`stage_crossings`: law (i) with
+    intervals, the shift from the first step's law) and one "shift" row per comparison of
+    :data:`COMPARED` (:func:`shift`); words against ``margin`` ("within the margin of its limit",
+    "further than the margin from its limit", "cannot tell") only where the twin's plateau is set
+    against its own limit: the atlas trains W, whose limit is not computed."""
+    knots = crossings.decade_knots(runs["d"])
+    rows = []
+    for label in LABELS:
+        law = law_terms(runs, label, criteria)
+        found = stage_crossings(runs, labels, limit, criteria, label)
+        for stage, (horizon, cr, data) in found.items():
+            rows.append({"boundary": NAMES[label], "label": label, "kind": "fit", "stage": stage,
+                         "horizon": float(horizon), **law, **_fit_row(cr, data, label, criteria, knots)})  # fmt: skip
+        for name, base, other, words in COMPARED:
+            rows.append({"boundary": NAMES[label], "label": label, "kind": "shift", "stage": name,
+                         "horizon": np.nan, **shift(found[base][1], found[other][1], knots, margin, words)})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
@@ -95,75 +166,36 @@ def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def tolerance(cr: pd.DataFrame) -> float:
-    """The margin within which a plateau is 'at its limit': the lines' resolution in ln ||mu||
-    (benign.analysis.crossings.line_resolution), the least shift the staggered brackets resolve."""
-    return crossings.line_resolution(cr)
-
-
-def stages(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
-    """One row per selection label and stage: "step 1" (the first horizon of ``labels``), "last
-    horizon" and the limit under each selection of :data:`SELECTIONS` (``limit``,
-    benign.synthetic.svm_limit's frame): law (i) with intervals, the shift from the first step's
-    law, and on the limit's rows the shift of the plateau from the limit (ln, mean over the (d, n)
-    cells of their seeds' mean, Student's t over the cells) with its words against the lines'
-    resolution: "at its limit", "short of its limit" or "cannot tell"."""
-    knots = crossings.decade_knots(runs["d"])
-    first, last = labels["horizon"].min(), labels["horizon"].max()
-    rows = []
-    for label in LABELS:
-        law = law_terms(runs, label, criteria)
-        plateau = crossings.crossings(side_labels(labels[labels["horizon"] == last], runs, label, False))
-        stage_crossings = {
-            "step 1": (first, crossings.crossings(side_labels(labels[labels["horizon"] == first], runs, label, False))),
-            "last horizon": (last, plateau),
-            **{f"limit, {words}": (np.inf, crossings.crossings(limit_cells(limit, label, criteria, selection)))
-               for selection, words in SELECTIONS.items()},
-        }  # fmt: skip
-        for stage, (horizon, cr) in stage_crossings.items():
-            data = runs if np.isfinite(horizon) else limit
-            row = {"boundary": NAMES[label], "label": label, "stage": stage, "horizon": float(horizon), **law,
-                   **_fit_row(cr, data, label, criteria, knots)}  # fmt: skip
-            if not np.isfinite(horizon):
-                row.update(overall_shift(paired(plateau, cr)))
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def overall_shift(pairs: pd.DataFrame) -> dict:
-    """The plateau's shift from the limit over the cells (module docstring) and its words."""
-    cells = pairs.dropna(subset=["shift"]).groupby(["d", "n"])["shift"].mean().to_numpy(float)
-    mean, low, high = mean_interval(cells)
-    margin = tolerance(pairs)
-    words = {"agrees": "at its limit", "departs": "short of its limit"}.get(
-        verdict(low, high, 0.0, margin), "cannot tell"
-    )
-    return {"plateau_shift": mean, "plateau_shift_low": low, "plateau_shift_high": high, "plateau_cells": len(cells),
-            "plateau_pairs": int(pairs["shift"].notna().sum()), "plateau_moved": int(pairs["moved"].sum()),
-            "tolerance": margin, "plateau_words": words}  # fmt: skip
+def _per_seed(cr: pd.DataFrame) -> pd.DataFrame:
+    """One cell's crossings with each seed its own unit (the seeds of a cell are independent
+    draws): the interval-censored fit's jackknife then runs over the seeds."""
+    return cr.assign(d=cr["seed"].astype(float), n=1)
 
 
 def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
-    """One row per selection label, selection of :data:`SELECTIONS` and (d, n) cell: the
-    plateau's shift from the limit over the cell's seeds (mean, Student's t interval: the seeds are
-    independent draws), how many brackets are disjoint, the limit's crossing (its seeds' geometric
-    mean of bracket midpoints) beside the first step's law at the cell and the size of the term
-    that law leaves out (the shift in ln ||mu||* were the query's signal part kept:
-    benign.analysis.first_step.signal_factor), the mean share of training
-    samples on which the selection differs from the global one, and the median cosine of the
-    W-frozen twin's p at the horizon with the selection's p^mm (over the norms evaluated)."""
-    last = labels["horizon"].max()
+    """One row per selection label, comparison of :data:`COMPARED` (the first three) and (d, n)
+    cell: the shift by the interval-censored fit of the cell's ratios (its seeds the units:
+    Student's t over them, with the grid's variance), the seeds compared, the limit's crossing
+    over the first step's law at the cell (the geometric mean of its seeds' bracket midpoints) and
+    the size of the term that law leaves out (the shift in ln ||mu||* were the query's signal part
+    kept: benign.analysis.first_step.signal_factor); on the twin's rows the mean share of training
+    samples on which its selection differs from the global one, is locally optimal, changed in the
+    last decade of time, and the median cosine of the twin's p at the horizon with p^mm."""
     data = limit.drop_duplicates(["d", "n"]).set_index(["d", "n"])
+    twin = limit[limit["selection"] == "run"]
     rows = []
     for label in LABELS:
-        plateau = crossings.crossings(side_labels(labels[labels["horizon"] == last], runs, label, False))
-        for selection in SELECTIONS:
-            at_limit = crossings.crossings(limit_cells(limit, label, criteria, selection))
-            evaluated = limit[limit["selection"] == selection]
-            for (d, n), cell in paired(plateau, at_limit).groupby(["d", "n"]):
-                mean, low, high = mean_interval(cell["shift"].to_numpy(float))
-                closed = cell.dropna(subset=["shift"])
-                mid = np.exp(0.5 * (np.log(closed["lower_limit"]) + np.log(closed["upper_limit"]))).to_numpy(float)
+        found = stage_crossings(runs, labels, limit, criteria, label)
+        at_limit = found["limit, the twin's selection"][1]
+        for name, base, other, _ in COMPARED[:3]:
+            ratios = scaled(found[base][1], found[other][1])
+            for (d, n), cell in ratios.groupby(["d", "n"]):
+                f = crossings.fit(_per_seed(cell), "none")
+                row = {"boundary": NAMES[label], "label": label, "comparison": name, "d": d, "n": n,
+                       "seeds": len(cell), "closed": int((cell["censored"] == "").sum())}  # fmt: skip
+                crossings.put_term(row, f, "log_c", "shift")
+                closed = at_limit[(at_limit["d"] == d) & (at_limit["n"] == n) & (at_limit["lower"] > 0)
+                                  & np.isfinite(at_limit["upper"])]  # fmt: skip
                 p = data.loc[(d, n)]
                 args = (label, d, int(n), int(p["T"]), p["rho"], p["eta"], p["sigma"])
                 thresholds = {
@@ -171,15 +203,13 @@ def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, c
                     "hardmax_threshold": criteria.hardmax_threshold,
                 }
                 law = first_step.boundary(*args, **thresholds)
-                with_signal = first_step.boundary(*args, **thresholds, signal_part=True)
-                at = evaluated[(evaluated["d"] == d) & (evaluated["n"] == n)]
-                rows.append({"boundary": NAMES[label], "label": label, "selection": selection, "d": d, "n": n,
-                             "seeds": len(cell), "closed": len(closed), "moved": int(cell["moved"].sum()),
-                             "shift": mean, "shift_low": low, "shift_high": high,
-                             "limit_crossing": float(np.exp(np.log(mid).mean())) if len(mid) else np.nan,
-                             "law_crossing": float(law), "law_omitted": math.log(with_signal / law),
-                             "differs": float(at["differs"].mean()),
-                             "cosine": float(at["cosine"].median())})  # fmt: skip
+                mid = np.sqrt(closed["lower"].to_numpy(float) * closed["upper"].to_numpy(float))
+                at = twin[(twin["d"] == d) & (twin["n"] == n)]
+                row.update(limit_crossing=float(np.exp(np.log(mid).mean())) if len(mid) else np.nan, law_crossing=law,
+                           law_omitted=math.log(first_step.boundary(*args, **thresholds, signal_part=True) / law),
+                           differs=float(at["differs"].mean()), locally_optimal=float(at["locally_optimal"].mean()),
+                           changed=float(at["changed"].mean()), cosine=float(at["cosine"].median()))  # fmt: skip
+                rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -38,6 +38,7 @@ from scipy.stats import t as student
 
 from benign.analysis.boundaries import SIDES, side_labels
 from benign.analysis.crossings import crossings
+from benign.analysis.equivalence import verdict
 from benign.analysis.predictor import OutsideModel, _boundary, predict
 from benign.analysis.theory import Criteria, regimes_at
 
@@ -232,15 +233,19 @@ def bias_power(design: pd.DataFrame, delta: float = DELTA, shared: float = 1.0, 
     return float(np.mean(np.nan_to_num(p, nan=1.0) < 1 - LEVEL))
 
 
-def bias_verdict(p: float, power: float) -> str:
-    """Words for the bias test: "biased" where it rejects a zero bias at 5% (a rejection's error
-    rate is the test's size, whatever its power); "no bias detected" where it does not and its
-    power against a bias of :data:`DELTA` is at least :data:`POWER`; "cannot tell (power X%)"
-    where it does not and has less."""
-    if np.isfinite(p) and p < 1 - LEVEL:
-        return "biased"
-    if power >= POWER:
-        return "no bias detected"
+def bias_verdict(low: float, high: float, power: float, cells: int) -> str:
+    """Words for the bias, from its 95% interval in ln ||mu||* against the margin :data:`DELTA`,
+    symmetric as the project's words are (benign.analysis.equivalence.verdict): "within ±0.1"
+    where the whole interval lies inside it, "biased beyond 0.1" where it lies wholly outside,
+    "cannot tell (power X%)" otherwise, with the power of the design against a bias of
+    :data:`DELTA`; and no word with fewer than 3 cells (a t interval on one degree of freedom)."""
+    if cells < 3:
+        return f"cannot tell ({cells} cells)"
+    words = verdict(low, high, 0.0, DELTA)
+    if words == "agrees":
+        return f"within ±{DELTA:g}"
+    if words == "departs":
+        return f"biased beyond {DELTA:g}"
     return f"cannot tell (power {power:.0%})"
 
 
@@ -292,7 +297,7 @@ def coverage(cells: pd.DataFrame) -> pd.DataFrame:
                      "bias_z": bias, "bias_z_low": bias_a, "bias_z_high": bias_b, "bias_p": p,
                      "bias_ln": shift, "bias_ln_low": shift_a, "bias_ln_high": shift_b,
                      "spread_z": spread, "spread_z_low": spread_a, "spread_z_high": spread_b,
-                     "power": power, "bias_verdict": bias_verdict(p, power)})  # fmt: skip
+                     "power": power, "bias_verdict": bias_verdict(shift_a, shift_b, power, len(scored))})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -123,7 +123,7 @@ ENTRIES = entries(
              "and at the computed limit (the attention-SVM direction of the W-frozen twin's and of the global selection), side "
              "by side",
              "Tables", when="boundary_fits", function=limit_table.boundary_limits,
-             inputs={**FITTED, "limit": LIMIT()}, view=ALONG_TIME),
+             inputs={**FITTED, "limit": LIMIT()}, view=ALONG_TIME, params={"margin": Key("synthetic.boundary_fits.margin")}),
     Artifact("limit_shifts", "table", "Theorem 4.1", "the plateau's shift from the computed limit per (d, n) "
              "cell, the limit beside the first step's law, and how often the runs hold the global selection's kinds",
              "Tables", when="boundary_fits", function=limit_table.limit_shifts,

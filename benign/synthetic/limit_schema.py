@@ -7,8 +7,10 @@ job imports, so that an edit here reruns none of them.
   score ("global"); ``refined`` where the norm was added about a crossing; the selection's
   separability and ||p^mm||; the saturated softmax's test error of the hard-max readout and test
   share attending to the relevant token; the kinds of token the selection picks on the clean and
-  the flipped samples; the share of samples on which it differs from the global one; the cosine
-  of the twin's p at the horizon with p^mm, and the twin's own hard-max test error there.
+  the flipped samples; the share of samples on which it differs from the global one, whose
+  selection is locally optimal, and (the twin's) that changed in the decade of time before the
+  horizon; the cosine of the twin's p at the horizon with p^mm; the twin's own hard-max test error
+  and relevant-token share there (its plateau).
 - ``LIMIT_SELECTION``: the global selection's kinds at each atlas run's data (run_id).
 """
 
@@ -23,6 +25,7 @@ LIMIT = pa.schema(
      ("sigma", pa.float64()), ("n_test", pa.int64()), ("seed", pa.int64()), ("engine", pa.string()),
      ("signal_norm", pa.float64()), ("selection", pa.string()), ("refined", pa.bool_()), ("feasible", pa.bool_()),
      ("svm_norm", pa.float64()), ("test_err_hardmax", pa.float64()), ("test_sel_relevant", pa.float64()),
-     *_KIND_SHARES, ("differs", pa.float64()), ("cosine", pa.float64()), ("test_err_trained", pa.float64())]
+     *_KIND_SHARES, ("differs", pa.float64()), ("locally_optimal", pa.float64()), ("changed", pa.float64()),
+     ("cosine", pa.float64()), ("test_err_trained", pa.float64()), ("test_sel_trained", pa.float64())]
 )  # fmt: skip
 LIMIT_SELECTION = pa.schema([("run_id", pa.string()), *_KIND_SHARES])

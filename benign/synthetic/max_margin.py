@@ -110,3 +110,15 @@ def cosine_from_gram(G, c1, c2) -> float:
 def selection(scores) -> np.ndarray:
     """The token each sample attends to most: argmax_t s_{i, t} (n,)."""
     return np.argmax(np.asarray(scores), axis=-1)
+
+
+def locally_optimal(gamma: np.ndarray, a: np.ndarray, alpha: np.ndarray, T: int, tol: float = 1e-9) -> float:
+    """The share of samples whose selected token meets Tarzanagh et al.'s local-optimality
+    condition: its head score gamma = y <x, v> exceeds that of every support token (a token whose
+    SVM constraint is active, alpha > 0)."""
+    n = len(a)
+    others = np.nonzero(np.arange(T)[None, :] != a[:, None])[1].reshape(n, T - 1)  # the rows of alpha, per sample
+    support = alpha.reshape(n, T - 1) > tol * max(alpha.max(), np.finfo(float).tiny)
+    selected = gamma[np.arange(n), a]
+    ok = [bool(np.all(selected[i] > gamma[i, others[i][support[i]]])) for i in range(n)]
+    return float(np.mean(ok))

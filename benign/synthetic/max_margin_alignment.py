@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from benign.core.device import peak_memory_mb
 from benign.synthetic import models, registry, spec
-from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction_from_gram
+from benign.synthetic.max_margin import locally_optimal, margins_from_scores, selection, svm_direction_from_gram
 from benign.synthetic.schema import ALIGNMENT
 from benign.synthetic.selection import hardmax_error
 from benign.synthetic.trainer import log_steps
@@ -142,7 +142,7 @@ def _record(batch, runs, step, gram, noisy, y, score_of_token, previous, solved,
                 if c_base is not None and norms[b] > 0
                 else np.nan
             )
-        row["locally_optimal"] = _locally_optimal(y[b][:, None] * score_of_token[b], a, solved[b][tuple(a)][1], batch.T)
+        row["locally_optimal"] = locally_optimal(y[b][:, None] * score_of_token[b], a, solved[b][tuple(a)][1], batch.T)
         margins = margins_from_scores(s[b], a)
         clean, flipped = ~noisy[b], noisy[b]
         agrees = np.sign(score_of_token[b, np.arange(len(a)), a]) == np.sign(y[b])
@@ -171,18 +171,6 @@ def _svm_numbers(scores: np.ndarray, a: np.ndarray, c_mm: np.ndarray, alpha: np.
     return dict(
         svm_norm=svm_norm, cosine=cosine, margin_ratio=float(margins_from_scores(scores, a).min()) / norm * svm_norm
     )
-
-
-def _locally_optimal(gamma: np.ndarray, a: np.ndarray, alpha: np.ndarray, T: int, tol: float = 1e-9) -> float:
-    """The share of samples whose selected token meets Tarzanagh et al.'s local-optimality
-    condition: its head score gamma = y <x, v> exceeds that of every support token (a token whose
-    SVM constraint is active, alpha > 0)."""
-    n = len(a)
-    others = np.nonzero(np.arange(T)[None, :] != a[:, None])[1].reshape(n, T - 1)  # the rows of alpha, per sample
-    support = alpha.reshape(n, T - 1) > tol * max(alpha.max(), np.finfo(float).tiny)
-    selected = gamma[np.arange(n), a]
-    ok = [bool(np.all(selected[i] > gamma[i, others[i][support[i]]])) for i in range(n)]
-    return float(np.mean(ok))
 
 
 def _fraction(mask: np.ndarray) -> float:

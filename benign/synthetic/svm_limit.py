@@ -25,12 +25,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benign.synthetic import flow, limit_schema, models
-from benign.synthetic.max_margin import svm_direction_from_gram
+from benign.synthetic import flow, limit_schema, models, spec
+from benign.synthetic.max_margin import locally_optimal, svm_direction_from_gram
 from benign.synthetic.selection import hardmax_error
 
-LINE = ("d", "n", "T", "rho", "eta", "sigma", "n_test", "seed", "engine")  # what a line's draw is named by
 TRAINING = ("lr", "flow_tol")  # how a line's W-frozen twin is trained to the horizon (the atlas's runs')
+TRAINING_KEYS = ("model", "steps", "integrator", "flow_tol", "mlp_dim")  # a batch's keys that are not its draw
+# what a line's draw is named by: what a batch shares, and the data's rho and eta, less how it trains
+LINE = tuple(k for k in spec.COLUMNS if k in {*spec.BATCH_KEYS, "rho", "eta"} - {*TRAINING_KEYS})
 SELECTIONS = ("run", "global")  # the twin's selection at the horizon; each sample's token of highest score
 RELEVANT, WEAK_TRUE, WEAK_OPPOSITE = 0, 1, 2  # token indices: mu_y, rho mu_y, rho mu_{-y}
 KINDS = limit_schema.KINDS
@@ -52,12 +54,15 @@ def _kind_shares(a: np.ndarray, mask: np.ndarray) -> list[float]:
             float(np.mean(picked == WEAK_OPPOSITE)), float(np.mean(picked > WEAK_OPPOSITE))]  # fmt: skip
 
 
-def train_twin(batch, horizon: int, tol: float) -> None:
+def train_twin(batch, horizon: int, tol: float, clock: flow.Clock | None = None) -> flow.Clock:
     """The W-frozen twins of one line (``batch``: token_p_w0 runs) trained by the gradient flow
-    (benign.synthetic.flow) to time ``horizon``, as the atlas trains its runs."""
-    clock, scores = flow.Clock(), batch.scores()
+    (benign.synthetic.flow) to time ``horizon`` (from ``clock``, or from time 0), as the atlas
+    trains its runs; the clock where it stopped."""
+    clock = clock or flow.Clock()
+    scores = batch.scores()
     while clock.time < horizon:
         scores = flow.advance(batch, clock, tol, scores)
+    return clock
 
 
 def limit_runs(line: dict, norms, horizon: int, refined: bool = False) -> pd.DataFrame:
@@ -67,8 +72,10 @@ def limit_runs(line: dict, norms, horizon: int, refined: bool = False) -> pd.Dat
     whether the selection is separable, ||p^mm||, the saturated softmax's test error of the
     hard-max readout and test share attending to the relevant token, the kinds of token the
     selection picks on the clean and the flipped samples, the share of samples on which it differs
-    from the global one, the cosine of the twin's p at the horizon with p^mm, and the twin's own
-    hard-max test error there."""
+    from the global one, the share whose selection is locally optimal (Tarzanagh et al.'s
+    condition), the share of the twin's selection that changed in the last decade of time before
+    the horizon, the cosine of the twin's p at the horizon with p^mm, and the twin's own hard-max
+    test error and test share attending to the relevant token there (its plateau)."""
     norms = [float(m) for m in norms]
     B = len(norms)
     batch = models.build(
@@ -78,9 +85,12 @@ def limit_runs(line: dict, norms, horizon: int, refined: bool = False) -> pd.Dat
     )  # fmt: skip
     gram = batch.key_gram("init").numpy()
     y, values, noisy = batch.y.numpy(), batch.head_values("train").numpy(), batch.noisy.numpy()
-    train_twin(batch, horizon, float(line["flow_tol"]))
+    clock = train_twin(batch, max(1, horizon // 10), float(line["flow_tol"]))
+    earlier = batch.scores().numpy().argmax(-1)  # the selection a decade of time before the horizon
+    train_twin(batch, horizon, float(line["flow_tol"]), clock)
     _, att = batch.outputs_test(attention=True)
     trained_err = hardmax_error(att, batch.head_values("test"), batch.y_test)
+    trained_rate = (att.argmax(-1) == RELEVANT).double().mean(-1).numpy()
     held, c_run = batch.scores().numpy().argmax(-1), batch.c.numpy()
     frames, solved = [], {}
     for name in SELECTIONS:
@@ -88,7 +98,7 @@ def limit_runs(line: dict, norms, horizon: int, refined: bool = False) -> pd.Dat
         for b in range(B):
             best = global_selection(y[b], values[b])
             a = held[b] if name == "run" else best
-            feasible, norm, cosine = False, math.nan, math.nan
+            feasible, norm, cosine, key = False, math.nan, math.nan, None
             try:
                 key = (b, tuple(a))
                 if key not in solved:  # the two selections are often the same: one solve
@@ -99,11 +109,13 @@ def limit_runs(line: dict, norms, horizon: int, refined: bool = False) -> pd.Dat
                 cosine = float(c_run[b] @ gram[b] @ c) / (p_norm * norm) if p_norm > 0 else math.nan
             except ValueError:  # no p separates the selection: no limit of this form
                 pass
+            optimal = locally_optimal(y[b][:, None] * values[b], a, solved[key][1], batch.T) if feasible else math.nan
             rows.append({**{k: line[k] for k in LINE}, "signal_norm": norms[b], "selection": name, "refined": refined,
                          "feasible": feasible, "svm_norm": norm, "clean_sel_relevant": _kind_shares(a, ~noisy[b])[0],
                          **dict(zip([f"noisy_sel_{k}" for k in KINDS], _kind_shares(a, noisy[b]))),
-                         "differs": float(np.mean(a != best)), "cosine": cosine,
-                         "test_err_trained": float(trained_err[b])})  # fmt: skip
+                         "differs": float(np.mean(a != best)), "locally_optimal": optimal,
+                         "changed": float(np.mean(earlier[b] != held[b])), "cosine": cosine,
+                         "test_err_trained": float(trained_err[b]), "test_sel_trained": float(trained_rate[b])})  # fmt: skip
         c = torch.as_tensor(directions, dtype=batch.c.dtype)
         scores = batch.test_scores(c, torch.zeros_like(c))
         frame = pd.DataFrame(rows).assign(
@@ -191,7 +203,7 @@ def limit_atlas(runs: pd.DataFrame, sides: Callable[[pd.DataFrame], pd.DataFrame
     for i, (key, line_runs) in enumerate(groups):
         line = dict(zip([*LINE, *TRAINING], key))
         frames.append(limit_line(line, line_runs["signal_norm"], sides, resolution, horizon, law(line)))
-        progress(f"line {i + 1}/{len(groups)}: d={key[0]} n={key[1]} seed={key[7]}, "
+        progress(f"line {i + 1}/{len(groups)}: d={line['d']} n={line['n']} seed={line['seed']}, "
                  f"{frames[-1]['signal_norm'].nunique()} norms")  # fmt: skip
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
 

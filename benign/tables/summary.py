@@ -145,31 +145,39 @@ def _along_time(table: pd.DataFrame) -> pd.DataFrame:
 
 @section(("boundary_limits", "The selection boundaries at step 1, at the last horizon and at the computed limit"))
 def _limits(table: pd.DataFrame) -> pd.DataFrame:
-    horizon = table["horizon"].map(lambda v: "inf" if not np.isfinite(v) else _f(v))
+    fits = table[table["kind"] == "fit"]
+    horizon = fits["horizon"].map(lambda v: "inf" if not np.isfinite(v) else _f(v))
     return pd.DataFrame({
-        "boundary": table["boundary"], "stage (steps)": [f"{s} ({h})" for s, h in zip(table["stage"], horizon)],
-        "crossings (bracketed)": [f"{int(c)} ({int(b)})" for c, b in zip(table["crossings"], table["bracketed"])],
-        "a [95%]": [_interval(r, "a") for _, r in table.iterrows()],
-        "b [95%]": [_interval(r, "b") for _, r in table.iterrows()],
-        "c [95%]": [_interval(r, "c") for _, r in table.iterrows()],
-        "shift from the first step's law, ln [95%]": [_interval(r, "shift_from_law") for _, r in table.iterrows()],
-        "plateau minus limit, ln [95%]": [
-            f"{_interval(r, 'plateau_shift')} ({int(r['plateau_cells'])} cells): {r['plateau_words']} "
-            f"(±{_f(r['tolerance'], 2)})" if np.isfinite(r.get("plateau_shift", np.nan)) else MISSING
-            for _, r in table.iterrows()],
+        "boundary": fits["boundary"], "stage (steps)": [f"{s} ({h})" for s, h in zip(fits["stage"], horizon)],
+        "crossings (bracketed)": [f"{int(c)} ({int(b)})" for c, b in zip(fits["crossings"], fits["bracketed"])],
+        "a [95%]": [_interval(r, "a") for _, r in fits.iterrows()],
+        "b [95%]": [_interval(r, "b") for _, r in fits.iterrows()],
+        "shift from the first step's law, ln [95%]": [_interval(r, "shift_from_law") for _, r in fits.iterrows()],
     })  # fmt: skip
 
 
-@section(("limit_shifts", "The plateau's shift from the computed limit, per (d, n) cell"))
+@section(("boundary_limits", "The plateaus against the computed limit: shifts over the atlas's lines"))
+def _limit_shifts(table: pd.DataFrame) -> pd.DataFrame:
+    shifts = table[table["kind"] == "shift"]
+    return pd.DataFrame({
+        "boundary": shifts["boundary"], "comparison": shifts["stage"], "lines": shifts["pairs"].map(_f),
+        "shift, ln [95%]": [_interval(r, "shift") for _, r in shifts.iterrows()],
+        "its slope in ln d [95%]": [_interval(r, "shift_per_ln_d") for _, r in shifts.iterrows()],
+        "words (margin)": [f"{r['words']} (±{_f(r['margin'])})" if isinstance(r["words"], str) and r["words"]
+                           else MISSING for _, r in shifts.iterrows()],
+    })  # fmt: skip
+
+
+@section(("limit_shifts", "The plateaus' shifts from the computed limit, per (d, n) cell"))
 def _limit_cells(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
-        "boundary": table["boundary"], "limit of": table["selection"], "d": table["d"].map(_f), "n": table["n"],
-        "seeds (closed; disjoint)": [f"{int(s)} ({int(c)}; {int(m)})"
-                                     for s, c, m in zip(table["seeds"], table["closed"], table["moved"])],
-        "plateau minus limit, ln [95% over seeds]": [_interval(r, "shift") for _, r in table.iterrows()],
+        "boundary": table["boundary"], "comparison": table["comparison"], "d": table["d"].map(_f), "n": table["n"],
+        "seeds (closed)": [f"{int(s)} ({int(c)})" for s, c in zip(table["seeds"], table["closed"])],
+        "shift, ln [95% over seeds]": [_interval(r, "shift") for _, r in table.iterrows()],
         "limit / first step's law": (table["limit_crossing"] / table["law_crossing"]).map(_f),
         "law's omitted term, ln": table["law_omitted"].map(_f),
-        "samples off the global selection": table["differs"].map(_f),
+        "twin off the global selection; locally optimal; changed": [
+            f"{_f(a)}; {_f(b)}; {_f(c)}" for a, b, c in zip(table["differs"], table["locally_optimal"], table["changed"])],
         "cos(twin's p, p^mm)": table["cosine"].map(_f),
         "runs with the global selection's kinds (of those fitting every flipped label)": [
             f"{_f(r['same'])} of {_f(r['runs'])} ({_f(r['overfitting_same'])} of {_f(r['overfitting_runs'])})"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benign.core import paths
 from benign.core.schema import MEASURED
 from benign.synthetic import registry
 
@@ -58,6 +59,7 @@ def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
 # The metrics tables (the data behind every figure and table) of each half of the workflow.
 TABLES = [f"synthetic/{model}/{name}.parquet" for model in registry.MODELS for name in ("runs", "curves", "attention")]
 TABLES += ["synthetic/token_projection.parquet"]
+TABLES += [paths.fill(paths.LIMIT, table=t).removeprefix("results/") for t in paths.LIMIT_TABLES]  # the atlas's limit
 REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
 
 

@@ -15,6 +15,8 @@ rule limit_atlas:
         **paths.tables(paths.LIMIT, paths.LIMIT_TABLES),
     log:
         "logs/synthetic/limit_atlas.log",
+    group:
+        W.plan.cluster.group
     conda:
         "../envs/benign.yaml"
     threads: 1  # beside the renders, which do not wait for it
