@@ -19,10 +19,11 @@ the same for every lr. kappa standardises by the noise part of the query alone (
 v_s + v_n, its signal and noise parts). The term it leaves out: the signal part adds
 ||v_s||^2 / ||v_n||^2 = 4 kappa^2 sigma^2 / ||mu||^2 to ||q||^2 at leading order, a factor
 1 / sqrt(1 + 4 kappa^2 sigma^2 / ||mu||^2) on kappa (:func:`signal_factor`; ``signal_part`` keeps
-it): about 0.955 at the crossings of d 10^3, n 10, 0.985 at d / n 10^3. It is left out because it
-is of the size of the law's other finite-d errors: at d 10^3, n 10 the step-one kappa measured on
-30 draws lies within its interval of the law without it and 2.5 standard errors from the law
-with it (tests/test_first_step.py prints both). kappa ~ ||mu||^2 sqrt(n / d), so a boundary at a
+it): about 0.955 at the crossings of d 10^3, n 10, 0.985 at d / n 10^3. It is left out, and
+named: at d 10^3, n 10 (one cell, 30 draws) the step-one kappa measured from the query itself,
+which holds the signal part by construction, lies within its interval of the law without it, so
+other left-out terms of the same order offset it there; one cell cannot separate them
+(tests/test_first_step.py prints both laws beside the measurement). kappa ~ ||mu||^2 sqrt(n / d), so a boundary at a
 fixed kappa is ||mu||* ~ (d / n)^(1/4), before any dynamics.
 """
 
