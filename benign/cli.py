@@ -49,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--json", action="store_true", help="print one JSON object")
     art = sub.add_parser("artifacts", help="print the artifact index (benign/artifacts/)")
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
+    env = sub.add_parser("env", help="print the rules' conda environment, written from the requirement files")
+    env.add_argument("--write", action="store_true", help="write it to workflow/envs/ (benign/plan/environment.py)")
     sch = sub.add_parser("schema", help="print the config schema, generated (benign/plan/schema.py)")
     sch.add_argument("--write", action="store_true", help="write it to workflow/schemas/config.schema.yaml")
     return parser
@@ -104,6 +106,17 @@ def _artifacts(args) -> int:
     return 0
 
 
+def _env(args) -> int:
+    """The rules' conda environment and its post-deploy script, from the requirement files."""
+    from benign.plan import environment
+
+    if not args.write:
+        print(environment.env_text() + "\n" + environment.post_deploy_text(), end="")
+        return 0
+    print("wrote " + ", ".join(str(p) for p in environment.write()))
+    return 0
+
+
 def _schema(args) -> int:
     """The config schema, generated from its hand-written source, the run spec and the registry;
     printed, or written where the workflow reads it."""
@@ -145,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         return _artifacts(args)
     if args.command == "schema":
         return _schema(args)
+    if args.command == "env":
+        return _env(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}
     for key in spec.MODEL_KEYS:  # the models' own run keys (benign.synthetic.registry), for the models that have them
         if key not in registry.MODELS[run["model"]].run_keys:

@@ -14,7 +14,8 @@ logged during training, is benign.synthetic.selection):
    check's; ``convergence.py``: whether the crossings move with the step or the horizon.
 6. ``along_time.py``: each boundary followed from the first step; ``first_step.py``: the first
    step's boundary in closed form; ``n_law.py``: the exponent of n; ``w_control.py``: the atlas
-   with W frozen.
+   with W frozen; ``limit.py``: the selection boundaries at step 1, the plateaus and the computed
+   limit t = infinity (benign.synthetic.svm_limit), side by side.
 7. ``survival.py``: fit and generalization times and each run's delay as censored times;
    ``delay_scan.py``: the benign band's cells, fit and selection in order.
    ``gap_growth.py``: does g of the attention gap grow linearly on the way to the benign regime?

@@ -4,7 +4,10 @@
 2. ``synthetic.py``: the named settings of every model.
 3. ``boundaries.py``: the regime boundaries and the regime model of the atlas, worded
    (benign.analysis.boundary_fits computes them);
-   ``step_convergence.py``: its step check; ``one_step.py``: the one-step map of the paper's lr.
+   ``step_convergence.py``: its step check; ``one_step.py``: the one-step map of the paper's lr;
+   ``along_time.py``: the boundaries from the first step; ``n_laws.py``: the exponent of n;
+   ``limit.py``: the plateaus against the computed limit; ``w_control.py``: the atlas with W
+   frozen; ``predictor_check.py``: the predictor off the grid.
 4. ``generalization_times.py`` and ``delay_scan.py``: fit and generalization times;
    ``gap_dynamics.py``: the theory's clock in the benign band.
 5. ``max_margin.py``: the attention-SVM check.

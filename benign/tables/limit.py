@@ -60,6 +60,7 @@ def boundary_limits(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria
             "Crossings (bracketed)": [fit(r, lambda r: f"{r['crossings']} ({r['bracketed']})") for r in rows],
             "a [95%]": [fit(r, lambda r: _iv(r, "a")) for r in rows],
             "b [95%]": [fit(r, lambda r: _iv(r, "b")) for r in rows],
+            "c [95%]": [fit(r, lambda r: _iv(r, "c", 2)) for r in rows],
             "Shift from the first step's law, ln [95%]": [
                 fit(r, lambda r: _iv(r, "shift_from_law", signed=True)) for r in rows
             ],

@@ -152,6 +152,7 @@ def _limits(table: pd.DataFrame) -> pd.DataFrame:
         "crossings (bracketed)": [f"{int(c)} ({int(b)})" for c, b in zip(fits["crossings"], fits["bracketed"])],
         "a [95%]": [_interval(r, "a") for _, r in fits.iterrows()],
         "b [95%]": [_interval(r, "b") for _, r in fits.iterrows()],
+        "c [95%] (at d = n = 1)": [_interval(r, "c") for _, r in fits.iterrows()],
         "shift from the first step's law, ln [95%]": [_interval(r, "shift_from_law") for _, r in fits.iterrows()],
     })  # fmt: skip
 
