@@ -175,3 +175,26 @@ def test_a_run_labels_alike_alone_and_in_a_batch_whose_mates_set_its_clock():
             assert max(batch_gap.values()) < 0.01 and batch_gap[steps] < 0.005, report[-1]
             assert max(batch_gap.values()) < max(fine_gap.values()), report[-1]
     print("\n" + "\n".join(report))
+
+
+@pytest.mark.slow
+def test_the_flow_places_a_crossing_where_gradient_descent_does_to_the_atlas_resolution(monkeypatch):
+    """Finer than brackets of a factor 2^(1/2): W frozen at W0 (the limit's model), d 10^3, n 10,
+    a ladder of 2^(1/32) (0.0217 in ln, half the atlas's resolution of 2^(1/16)) across the hard-max
+    and argmax crossings at 10^5 steps; gradient descent and the flow place each within one rung
+    of the other, so the flow's error in a crossing is below the resolution the atlas claims."""
+    d, n = 1000, 10
+    centre = boundary("selects_hardmax", d, n) * 0.84  # about where training puts the plateau
+    norms = [centre * 2 ** (k / 32) for k in range(-8, 9)]  # +-0.17 in ln
+    found = {}
+    for integrator in ("gd", "flow"):
+        runs, curves, _ = train(specs(d, n, norms, 10**5, integrator, model="token_p_w0"), monkeypatch)
+        cr = brackets(runs, curves, [10**5])
+        found[integrator] = cr[cr["label"].isin(SELECTION)].reset_index(drop=True)
+    gd, fl = found["gd"], found["flow"]
+    assert ((gd["lower"] > 0) & np.isfinite(gd["upper"])).all(), describe(gd)  # both crossings inside the ladder
+    apart = shifts(gd, fl, norms)
+    print(
+        f"\n[flow, 2^(1/32) ladder, 10^5 steps] rungs apart: {apart.tolist()}; gd {describe(gd)}; flow {describe(fl)}"
+    )
+    assert (apart <= 1).all()
