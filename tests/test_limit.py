@@ -118,19 +118,27 @@ def test_each_shift_is_the_placed_one_and_only_the_twin_is_worded_against_its_li
     assert np.log(ratio) == pytest.approx(-0.3, abs=0.1)  # the lines' own draws, spread 0.03
 
 
-def test_reached_counts_the_runs_whose_kinds_are_the_global_selections():
-    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "d": [1e3] * 3, "n": [10] * 3})
+def test_reached_counts_lines_whose_runs_near_the_crossing_hold_the_global_selections_kinds():
+    """Two lines crossing between ||mu|| 4 and 8 at the last horizon; the runs within a factor 2
+    of the crossing that fit every flipped label are compared: line 2 has one that attends
+    otherwise, so 1 of 2 lines holds the kinds; a run far from the crossing or with a flipped label
+    unfitted does not count."""
+    norms = [1.0, 4.0, 8.0, 32.0]
+    runs = pd.DataFrame([{"run_id": f"{s}_{m:g}", "d": 1e3, "n": 10, "seed": s, "signal_norm": m}
+                         for s in (1, 2) for m in norms])  # fmt: skip
     kinds = dict(train_clean_sel_relevant=1.0, train_noisy_sel_relevant=0.0, train_noisy_sel_weak_true=0.0,
                  train_noisy_sel_weak_opposite=0.5, train_noisy_sel_irrelevant=0.5)  # fmt: skip
-    curves = pd.DataFrame([{"run_id": r, "step": 100, **kinds} for r in "abc"])
-    curves["train_acc_noisy"] = [1.0, 0.5, 1.0]  # run b leaves half its flipped labels unfitted
-    curves.loc[2, "train_noisy_sel_weak_opposite"] = 1.0  # run c attends otherwise
-    labels = pd.DataFrame({"run_id": list("abc"), "horizon": 100, "overfits": [True, True, True]})
-    selection = pd.DataFrame({"run_id": list("abc"), "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,
+    curves = pd.DataFrame([{"run_id": r, "step": 100, "train_acc_noisy": 1.0, **kinds} for r in runs["run_id"]])
+    curves.loc[curves["run_id"] == "2_4", "train_noisy_sel_weak_opposite"] = 1.0  # near the crossing: counts
+    curves.loc[curves["run_id"] == "1_32", "train_noisy_sel_weak_opposite"] = 1.0  # far from it: does not
+    curves.loc[curves["run_id"] == "1_8", ["train_acc_noisy", "train_noisy_sel_relevant"]] = [0.5, 0.5]  # unfitted
+    labels = pd.DataFrame({"run_id": runs["run_id"], "horizon": 100, "overfits": True,
+                           "selects_hardmax": runs["signal_norm"] > 5})  # fmt: skip
+    selection = pd.DataFrame({"run_id": runs["run_id"], "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,
                               "noisy_sel_weak_true": 0.0, "noisy_sel_weak_opposite": 0.5,
                               "noisy_sel_irrelevant": 0.5})  # fmt: skip
     out = lim.reached(runs, curves, labels, selection).iloc[0]
-    assert (out["runs"], out["same"], out["overfitting_runs"], out["overfitting_same"]) == (3, 2, 2, 1)
+    assert (out["lines"], out["lines_same"], out["runs"], out["runs_same"]) == (2, 1, 3, 2)
 
 
 def test_the_tables_state_the_atlas_setting_and_print_the_words_they_computed(tmp_path):
@@ -148,4 +156,4 @@ def test_the_tables_state_the_atlas_setting_and_print_the_words_they_computed(tm
     assert fits_md.count("further than the margin from its limit (±0.05)") == 2  # one a boundary, as computed
     assert len(pd.read_csv(tmp_path / "fits.csv")) == len(fits) == 2 * (5 + 4)
     assert len(pd.read_csv(tmp_path / "cells.csv")) == len(cells) == 2 * 3 * 6
-    assert "100 of 100; 100 of 100" in cells_md  # every run of a cell (4 seeds x 25 norms) holds the kinds
+    assert "4 of 4 (" in cells_md  # every line of a cell holds the global selection's kinds near its crossing

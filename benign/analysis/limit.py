@@ -214,22 +214,28 @@ def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, c
 
 
 def reached(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame, selection: pd.DataFrame) -> pd.DataFrame:
-    """Per (d, n) cell: how many atlas runs at the last horizon attend, on their clean and their
-    flipped training samples, to the same kinds of token in the same shares as the global
-    selection at their data (``selection``: run_id and :data:`LIMIT_KINDS`), over all the cell's
-    runs and over those that fit every flipped label (the global selection fits them all; a run
-    on the not-overfitting side cannot hold it)."""
+    """Per (d, n) cell, its lines the units (a line's runs share its draw): how many lines' atlas
+    runs at the last horizon attend, on their clean and their flipped training samples, to the
+    same kinds of token in the same shares as the global selection at their data (``selection``:
+    run_id and :data:`LIMIT_KINDS`), over the runs within a factor 2 of the line's hard-max
+    crossing there (where a selection decides the label) that fit every flipped label (the global
+    selection fits them all). A line holds the kinds where every such run does."""
     last = labels["horizon"].max()
     at = curves[curves["step"] == last][["run_id", "train_acc_noisy", *RUN_KINDS]]
-    both = at.merge(selection, on="run_id").merge(runs[["run_id", "d", "n"]], on="run_id")
+    both = at.merge(selection, on="run_id").merge(runs[["run_id", "d", "n", "seed", "signal_norm"]], on="run_id")
     same = np.ones(len(both), dtype=bool)
     for run_kind, limit_kind in zip(RUN_KINDS, LIMIT_KINDS):
         a, b = both[run_kind].to_numpy(float), both[limit_kind].to_numpy(float)
         same &= (np.abs(a - b) <= TOLERANCE) | (np.isnan(a) & np.isnan(b))
-    both = both.assign(same=same, fits_all=both["train_acc_noisy"].to_numpy(float) >= 1 - TOLERANCE)
+    plateau = crossings.crossings(side_labels(labels[labels["horizon"] == last], runs, "selects_hardmax", False))
+    plateau = plateau[(plateau["lower"] > 0) & np.isfinite(plateau["upper"])]
+    mid = plateau.assign(mid=np.sqrt(plateau["lower"].astype(float) * plateau["upper"].astype(float)))
+    both = both.assign(same=same).merge(mid[["d", "n", "seed", "mid"]], on=["d", "n", "seed"])
+    near = both[(np.abs(np.log(both["signal_norm"] / both["mid"])) <= math.log(2))
+                & (both["train_acc_noisy"].to_numpy(float) >= 1 - TOLERANCE)]  # fmt: skip
     rows = []
-    for (d, n), cell in both.groupby(["d", "n"]):
-        fitted = cell[cell["fits_all"]]
-        rows.append({"d": d, "n": n, "runs": len(cell), "same": int(cell["same"].sum()),
-                     "overfitting_runs": len(fitted), "overfitting_same": int(fitted["same"].sum())})  # fmt: skip
-    return pd.DataFrame(rows, columns=["d", "n", "runs", "same", "overfitting_runs", "overfitting_same"])
+    for (d, n), cell in near.groupby(["d", "n"]):
+        held = cell.groupby("seed")["same"].all()
+        rows.append({"d": d, "n": n, "lines": len(held), "lines_same": int(held.sum()), "runs": len(cell),
+                     "runs_same": int(cell["same"].sum())})  # fmt: skip
+    return pd.DataFrame(rows, columns=["d", "n", "lines", "lines_same", "runs", "runs_same"])

@@ -24,7 +24,12 @@ variance between and within the cells, with a chi-square interval. The fit's own
 check's cells is shared by all of them: it reads as bias (the prediction is off there), not as
 spread. Whether a "no bias" is worth anything is the test's power against a bias of 0.1 in ln
 ||mu||* on the check's own design, computed by simulation (:func:`bias_power`); below 80% the
-words are "cannot tell".
+words are "cannot tell". So for the spread: a spread whose interval holds 1 says nothing unless the
+check could have seen a miss, and where the brackets are wider than the predicted sd their uniform
+variance is most of z's and the seeds of a cell share a bracket, so it can barely see one. Its power
+against a true sd twice the predicted one is simulated on the check's design
+(:func:`calibration_power`); the words are "spread > 1" (the predicted sd too small) or "spread <
+1" where the interval excludes 1, else "cannot tell" with that power, never "calibrated".
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ CELL = ["boundary", "horizon", "d", "n"]
 DELTA = 0.1  # the bias in ln ||mu||* the check must be able to see
 POWER = 0.8  # the power against DELTA below which "no bias detected" is not earned
 SIMULATIONS = 2000
+FACTOR = 2.0  # the miss of the predicted sd the calibration must be able to see: the true sd twice it
 
 
 def place(lower: float, upper: float, low: float, high: float) -> str:
@@ -183,41 +189,66 @@ def calibration(cells: pd.DataFrame) -> tuple[float, float, float]:
     scatter). NaN with fewer than two cells."""
     cells = cells[cells["scored"] > 0]
     k, z, within = (cells[c].to_numpy(float) for c in ("scored", "z", "z_within"))
+    return tuple(float(v) for v in calibration_arrays(k, z, within))
+
+
+def calibration_arrays(k, z, within) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`calibration` on arrays: ``k`` the seeds scored per cell (cells,), ``z`` and
+    ``within`` the cells' mean z and population sd of z (..., cells), any leading axes (the
+    simulations of :func:`calibration_power`) carried through. (sd, low, high), each of the
+    leading shape: NaN with fewer than two cells; sd 0 and no interval where z does not vary."""
+    k = np.asarray(k, float)
+    z, within = np.asarray(z, float), np.asarray(within, float)
     groups, total = len(k), float(np.sum(k))
     if groups < 2:
-        return float("nan"), float("nan"), float("nan")
-    between = float(np.sum(k * (z - np.sum(k * z) / total) ** 2)) / (groups - 1)
-    inside = float(np.sum(k * within**2)) / (total - groups) if total > groups else 0.0
+        nan = np.full(z.shape[:-1], np.nan)
+        return nan, nan, nan.copy()
+    grand = np.sum(k * z, axis=-1, keepdims=True) / total
+    between = np.sum(k * (z - grand) ** 2, axis=-1) / (groups - 1)
+    inside = np.sum(k * within**2, axis=-1) / (total - groups) if total > groups else np.zeros_like(between)
     k0 = (total - float(np.sum(k**2)) / total) / (groups - 1)  # seeds per cell, the unbalanced design's
-    parts = np.array([between / k0, inside * (k0 - 1) / k0])
-    dofs = np.array([groups - 1, max(total - groups, 1)])
-    variance = float(parts.sum())
-    if variance <= 0:
-        return 0.0, float("nan"), float("nan")
-    dof = variance**2 / float(np.sum(parts**2 / dofs))
-    low, high = (math.sqrt(variance * dof / chi2.ppf(q, dof)) for q in (0.5 + LEVEL / 2, 0.5 - LEVEL / 2))
-    return math.sqrt(variance), low, high
+    parts = np.stack([between / k0, inside * (k0 - 1) / k0])
+    dofs = np.array([groups - 1, max(total - groups, 1)], float).reshape((2,) + (1,) * between.ndim)
+    variance = parts.sum(axis=0)
+    varies = variance > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dof = np.where(varies, variance**2 / np.sum(parts**2 / dofs, axis=0), np.nan)
+        low, high = (np.where(varies, np.sqrt(variance * dof / chi2.ppf(q, dof)), np.nan)
+                     for q in (0.5 + LEVEL / 2, 0.5 - LEVEL / 2))  # fmt: skip
+    return np.sqrt(np.maximum(variance, 0.0)), low, high
 
 
-def simulated_cell_z(design: pd.DataFrame, delta: float, sims: int, rng: np.random.Generator,
-                     shared: float = 1.0) -> np.ndarray:  # fmt: skip
-    """(sims, cells) of the cells' z on simulated checks of ``design`` (one row per cell: ``sd``,
-    the predicted sd of a new crossing in ln; ``width``, the bracket width in ln, 0 for an exact
-    crossing; ``scored``, its seeds): each seed's ln crossing off the prediction by ``delta`` plus
-    N(0, sd^2), of which the seeds of a cell share the fraction ``shared`` (the fitted model's
-    sigma does not say how much; 1, all of it, gives the least power), bracketed on a grid of
-    that width at a random offset per cell, then scored and averaged as the check does."""
+def simulated_seed_z(design: pd.DataFrame, delta: float, sims: int, rng: np.random.Generator,
+                     shared: float = 1.0, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(z, mask): the seeds' z on simulated checks of ``design`` (one row per cell: ``sd``, the
+    predicted sd of a new crossing in ln; ``width``, the bracket width in ln, 0 for an exact
+    crossing; ``scored``, its seeds), (sims, cells, most seeds), and which of them are a cell's
+    seeds, (cells, most seeds). Each seed's ln crossing lies off the prediction by ``delta`` plus
+    N(0, (``factor`` sd)^2) (``factor`` 1: the predicted sd is right), of which the seeds of a
+    cell share the fraction ``shared`` (the fitted model's sigma does not say how much), bracketed
+    on a grid of that width at a random offset per cell (the seeds of a cell on one grid, as the
+    check's are) and scored as the check does (:func:`seed_z`: the log-midpoint over the
+    predicted sd with the bracket's uniform variance added)."""
     sd, width = design["sd"].to_numpy(float)[:, None], design["width"].to_numpy(float)[:, None]
     seeds = design["scored"].to_numpy(int)
     cells, most = len(sd), int(seeds.max()) if len(seeds) else 0
-    draws = (delta + math.sqrt(shared) * sd * rng.standard_normal((sims, cells, 1))
-             + math.sqrt(1 - shared) * sd * rng.standard_normal((sims, cells, most)))  # fmt: skip
+    draws = (delta + factor * math.sqrt(shared) * sd * rng.standard_normal((sims, cells, 1))
+             + factor * math.sqrt(1 - shared) * sd * rng.standard_normal((sims, cells, most)))  # fmt: skip
     offset = rng.uniform(size=(sims, cells, 1)) * width
     with np.errstate(divide="ignore", invalid="ignore"):
         mid = np.where(width > 0, (np.floor((draws - offset) / width) + 0.5) * width + offset, draws)
     z = mid / np.sqrt(sd**2 + width**2 / 12)
-    mask = np.arange(most)[None, :] < seeds[:, None]
-    return np.sum(z * mask, axis=-1) / seeds
+    return z, np.arange(most)[None, :] < seeds[:, None]
+
+
+def simulated_cell_z(design: pd.DataFrame, delta: float, sims: int, rng: np.random.Generator,
+                     shared: float = 1.0) -> np.ndarray:  # fmt: skip
+    """(sims, cells) of the cells' z on simulated checks of ``design`` (:func:`simulated_seed_z`,
+    the predicted sd right): each seed's ln crossing off the prediction by ``delta``, the seeds of
+    a cell sharing the fraction ``shared`` of its deviation (1, all of it, gives the bias test the
+    least power), its seeds' z averaged as the check does."""
+    z, mask = simulated_seed_z(design, delta, sims, rng, shared)
+    return np.sum(z * mask, axis=-1) / design["scored"].to_numpy(int)
 
 
 def bias_power(design: pd.DataFrame, delta: float = DELTA, shared: float = 1.0, sims: int = SIMULATIONS,
@@ -231,6 +262,41 @@ def bias_power(design: pd.DataFrame, delta: float = DELTA, shared: float = 1.0, 
         return 0.0
     p = bias_test(simulated_cell_z(design, delta, sims, np.random.default_rng(seed), shared))[3]
     return float(np.mean(np.nan_to_num(p, nan=1.0) < 1 - LEVEL))
+
+
+def calibration_power(design: pd.DataFrame, factor: float = FACTOR, shared: float = 1.0, sims: int = SIMULATIONS,
+                      seed: int = 0) -> float:  # fmt: skip
+    """The rate at which :func:`calibration`'s 95% interval lies wholly above 1 on simulated checks
+    of ``design`` (its cells, seeds, bracket widths and predicted sds, as :func:`bias_power`
+    takes) whose crossings scatter ``factor`` times the predicted sd about the prediction (no
+    bias), bracketed and scored as the check does (:func:`simulated_seed_z`): the check's power
+    to see that the predicted sd is ``factor`` times too small (its one-sided size, about 2.5%,
+    at ``factor`` 1). Where the brackets are wider than the sd their uniform variance dominates
+    z's and the seeds of a cell share a bracket, so the spread barely moves. 0 with fewer than two
+    scored cells."""
+    design = design[design["scored"] > 0]
+    if len(design) < 2:
+        return 0.0
+    z, mask = simulated_seed_z(design, 0.0, sims, np.random.default_rng(seed), shared, factor)
+    k = design["scored"].to_numpy(float)
+    mean = np.sum(z * mask, axis=-1) / k
+    within = np.sqrt(np.sum(mask * (z - mean[..., None]) ** 2, axis=-1) / k)
+    low = calibration_arrays(k, mean, within)[1]
+    return float(np.mean(np.nan_to_num(low, nan=0.0) > 1))
+
+
+def spread_verdict(low: float, high: float, power: float, factor: float = FACTOR) -> str:
+    """Words for the spread of z, from its 95% interval (:func:`calibration`): "spread > 1: the
+    predicted sd too small" where the interval lies above 1, "spread < 1: the predicted sd too
+    large" where it lies below, else "cannot tell (power X% against an sd off by 2)", with the
+    check's power (:func:`calibration_power`) against a predicted sd ``factor`` times too small.
+    Never "calibrated": an interval holding 1 is no evidence the sd is right where the power is
+    low."""
+    if np.isfinite(low) and low > 1:
+        return "spread > 1: the predicted sd too small"
+    if np.isfinite(high) and high < 1:
+        return "spread < 1: the predicted sd too large"
+    return f"cannot tell (power {power:.0%} against an sd off by {factor:g})"
 
 
 def bias_verdict(low: float, high: float, power: float, cells: int) -> str:
@@ -277,7 +343,9 @@ def coverage(cells: pd.DataFrame) -> pd.DataFrame:
     cells with their t intervals over the cells, and whether the nominal 95% lies in reach; the
     seeds scored, the bias (mean z over the scored cells, ``bias_z``, and the mean residual in ln,
     ``bias_ln``, with their t intervals; ``bias_p``), the sd of a seed's z with its interval
-    (``spread_z``), the power against a bias of :data:`DELTA` (``power``) and the bias's words."""
+    (``spread_z``), the power against a bias of :data:`DELTA` (``power``) and the bias's words;
+    the power of the spread's interval against a predicted sd :data:`FACTOR` times too small
+    (``calibration_power``) and the spread's words (``spread_verdict``)."""
     rows = []
     for (name, horizon, inside), group in cells.groupby(["boundary", "horizon", "design"], sort=False):
         seeds = group["seeds"].to_numpy(float)
@@ -288,6 +356,7 @@ def coverage(cells: pd.DataFrame) -> pd.DataFrame:
         shift, shift_a, shift_b, _ = (float(v) for v in bias_test(scored["residual"].to_numpy(float)))
         spread, spread_a, spread_b = calibration(scored)
         power = bias_power(scored)
+        spread_power = calibration_power(scored)
         rows.append({"boundary": name, "horizon": int(horizon), "region": "design" if inside else "outside design",
                      "cells": len(group), "seeds": int(group["seeds"].sum()), "inside": int(group["inside"].sum()),
                      "straddles": int(group["straddles"].sum()), "outside": int(group["outside"].sum()),
@@ -297,7 +366,9 @@ def coverage(cells: pd.DataFrame) -> pd.DataFrame:
                      "bias_z": bias, "bias_z_low": bias_a, "bias_z_high": bias_b, "bias_p": p,
                      "bias_ln": shift, "bias_ln_low": shift_a, "bias_ln_high": shift_b,
                      "spread_z": spread, "spread_z_low": spread_a, "spread_z_high": spread_b,
-                     "power": power, "bias_verdict": bias_verdict(shift_a, shift_b, power, len(scored))})  # fmt: skip
+                     "power": power, "bias_verdict": bias_verdict(shift_a, shift_b, power, len(scored)),
+                     "calibration_power": spread_power,
+                     "spread_verdict": spread_verdict(spread_a, spread_b, spread_power)})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -117,9 +117,9 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
                 f"{r['differs']:.3f}; {r['locally_optimal']:.3f}; {r['changed']:.3f}" for r in rows
             ],
             "cos(twin's p, p^mm), median": table["cosine"].map(lambda v: f"{v:.3f}"),
-            "Atlas runs with the global selection's kinds: all; every flipped label fitted": [
-                f"{r['same']:.0f} of {r['runs']:.0f}; {r['overfitting_same']:.0f} of {r['overfitting_runs']:.0f}"
-                if np.isfinite(r["runs"])
+            "Atlas lines holding the global selection's kinds near the crossing (runs)": [
+                f"{r['lines_same']:.0f} of {r['lines']:.0f} ({r['runs_same']:.0f} of {r['runs']:.0f})"
+                if np.isfinite(r["lines"])
                 else MISSING
                 for r in rows
             ],
@@ -138,11 +138,11 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
         "that is locally optimal (Tarzanagh et al.'s condition: the selected token's score above every support "
         "token's), that changed in the last decade of time before the horizon, and the median cosine of the twin's "
         "p with its selection's p^mm over the norms evaluated (convergence in direction is slow, about 1 / log t). "
-        "Last column: how many of the cell's atlas runs (W trained), at the last horizon, attend (most) to the "
-        "relevant token on the same share of clean samples, and to each kind of token on the same shares of flipped "
-        "samples, as the global selection does at their data; over all runs, and over the runs that fit every "
-        "flipped label. Runs, not lines: the runs of a line share its draw. Equal shares are necessary for the same "
-        "selection, not sufficient.",
+        "Last column: of the cell's atlas lines (W trained; the runs of a line share its draw), how many have, at "
+        "the last horizon, every run within a factor 2 of their hard-max crossing that fits every flipped label "
+        "attending (most) to the relevant token on the same share of clean samples, and to each kind of token on "
+        "the same shares of flipped samples, as the global selection does at their data (beside it, the runs). "
+        "Equal shares are necessary for the same selection, not sufficient.",
     ]
     write(table, display, header, stem)
     return table

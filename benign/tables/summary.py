@@ -180,8 +180,8 @@ def _limit_cells(table: pd.DataFrame) -> pd.DataFrame:
         "twin off the global selection; locally optimal; changed": [
             f"{_f(a)}; {_f(b)}; {_f(c)}" for a, b, c in zip(table["differs"], table["locally_optimal"], table["changed"])],
         "cos(twin's p, p^mm)": table["cosine"].map(_f),
-        "runs with the global selection's kinds (of those fitting every flipped label)": [
-            f"{_f(r['same'])} of {_f(r['runs'])} ({_f(r['overfitting_same'])} of {_f(r['overfitting_runs'])})"
+        "atlas lines holding the global selection's kinds near the crossing (runs)": [
+            f"{_f(r['lines_same'])} of {_f(r['lines'])} ({_f(r['runs_same'])} of {_f(r['runs'])})"
             for _, r in table.iterrows()],
     })  # fmt: skip
 
