@@ -30,8 +30,9 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
     check's cells (benign.analysis.predictor_check.sweep_coverage): seeds inside, straddling and
     outside the predictor's 95% interval of a new crossing, and the coverage bounds' means over
     the cells with their intervals; the bias (mean z over the cells, and in ln ||mu||*) with its
-    power against a bias of 0.1 and its words, and the spread of z; worded and written, the
-    per-cell rows following in the Markdown."""
+    power against a bias of 0.1 and its words, and the spread of z with its power against a true
+    sd twice the predicted one and its words; worded and written, the per-cell rows following in
+    the Markdown."""
     ok, cells, table = check.sweep_coverage(runs, curves, model, sweep, regime)
     rows = [r for _, r in table.iterrows()]
     display = pd.DataFrame(
@@ -60,6 +61,10 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
             "Spread of z [95%] (1 if the sd is right)": [
                 _share(r["spread_z"], r["spread_z_low"], r["spread_z_high"]) for r in rows
             ],
+            f"Power against a true sd {check.FACTOR:g} x the predicted": table["calibration_power"].map(
+                lambda v: f"{v:.0%}"
+            ),
+            "Spread": table["spread_verdict"],
         }
     )
     per_cell = pd.DataFrame(
@@ -108,8 +113,16 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
         "own cells, seeds, bracket widths and predicted sds, the seeds of a cell sharing the whole of a new "
         "crossing's deviation (the least power). The spread of z is the sd of a seed's z, from the analysis of "
         "variance between and within the cells, chi-square on Satterthwaite's degrees of freedom: about 1 if the "
-        "predicted sd is right. Cells below the atlas's design region d >= k n^2, where the predictor warns, are "
-        "reported apart.",
+        "predicted sd is right. Its power is against a predicted sd too small by a factor of "
+        f"{check.FACTOR:g} (the true sd of a new crossing {check.FACTOR:g} times the predicted one, no bias): the "
+        "share of simulated checks of the row's own cells, seeds, bracket widths and predicted sds, bracketed and "
+        "scored as the check is, the seeds of a cell sharing the whole of a new crossing's deviation (the least "
+        "power), whose spread's interval lies wholly above 1. Where the brackets are wider than the predicted sd "
+        "their uniform variance is most of z's and the seeds of a cell share a bracket, so the spread barely moves "
+        "and the power is low. Words: 'spread > 1: the predicted sd too small' where the interval lies above 1, "
+        "'spread < 1: the predicted sd too large' where it lies below, else 'cannot tell' with that power; an "
+        "interval holding 1 is not read as 'calibrated'. Cells below the atlas's design region d >= k n^2, where "
+        "the predictor warns, are reported apart.",
     ]
     write(table, display, header, stem, footer=["### Per cell", _markdown_table(per_cell)])
     return table
