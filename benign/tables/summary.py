@@ -223,6 +223,7 @@ def _predictor_check(table: pd.DataFrame) -> pd.DataFrame:
         "spread of z [95%]": [_interval(r, "spread_z") for r in rows],
         "power vs a 0.1 bias": table["power"].map(lambda v: _f(v, 2)),
         "bias": table["bias_verdict"],
+        "spread": table["spread_verdict"],
     })  # fmt: skip
 
 
