@@ -57,7 +57,7 @@ def boundary_limits(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria
         {
             "Boundary": table["boundary"],
             "Stage (steps)": [f"{r['stage']}{horizon(r)}" for r in rows],
-            "Crossings (bracketed)": [fit(r, lambda r: f"{r['crossings']} ({r['bracketed']})") for r in rows],
+            "Crossings (bracketed)": [fit(r, lambda r: f"{r['crossings']:.0f} ({r['bracketed']:.0f})") for r in rows],
             "a [95%]": [fit(r, lambda r: _iv(r, "a")) for r in rows],
             "b [95%]": [fit(r, lambda r: _iv(r, "b")) for r in rows],
             "c [95%]": [fit(r, lambda r: _iv(r, "c", 2)) for r in rows],
