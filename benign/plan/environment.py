@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = ROOT / "workflow" / "envs" / "benign.yaml"
+ENV = ROOT / "workflow/envs/benign.yaml"
 POST_DEPLOY = ENV.with_name("benign.post-deploy.sh")
 PINNED = ROOT / "requirements.txt"
 WITHOUT_DEPS = (ROOT / "requirements-nodeps.txt", ROOT / "requirements-assets.txt")
