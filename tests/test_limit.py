@@ -29,15 +29,6 @@ def test_a_ratio_is_a_bracket_over_the_other_stages_midpoint_on_the_same_line():
     assert ratios.iloc[0]["lower"] == pytest.approx(2.0 / mid) and ratios.iloc[0]["upper"] == pytest.approx(2.2 / mid)
 
 
-def test_the_mean_interval_covers_the_mean_of_independent_draws_about_95_percent_of_the_time():
-    rng = np.random.default_rng(7)
-    hits = 0
-    for _ in range(2000):
-        _, low, high = lim.mean_interval(rng.normal(0.3, 0.1, size=8))
-        hits += low <= 0.3 <= high
-    assert 0.93 <= hits / 2000 <= 0.97
-
-
 def _hand_atlas(plateau_shift: float, twin_shift: float, limit_shift: float, spread: float = 0.03):
     """Runs, labels at step 1 and 10^6 steps, and a limit frame: on every line the selection
     labels cross at the first step's law (step 1), at the law times exp(plateau_shift) (the

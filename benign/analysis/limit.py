@@ -2,13 +2,14 @@
 side (docs/regimes.md#the-limit).
 
 The limit is computed (benign.synthetic.svm_limit): with W fixed at W0 the direction of p tends to
-the attention-SVM direction of the selected tokens, here the global selection, and the test
-labels are those of its saturated softmax. Its crossings are fitted by the same law (i) as the
-trained ones; each line's limit crossing is paired with the same line's crossing at the last
-horizon (the plateau): their shift in ln ||mu||*, per (d, n) cell over its seeds and over the
-cells. Where gradient descent goes is read from the runs: the kinds of token each atlas run's
-training samples attend to most at the last horizon, against those of the global selection at the
-same data (a necessary condition for the same selection, not a sufficient one).
+the attention-SVM direction of the selected tokens (the W-frozen twin's at the horizon, or the
+global selection), and the test labels are those of its saturated softmax. Each stage's crossings
+are fitted by the same law (i); stages are compared line by line, ln of one crossing over the
+other's, by the interval-censored fit of the ratios, like against like: the twin's plateau against
+its own limit, the atlas (W trained) against its twin. Which tokens the W-trained runs hold is read
+from the runs: the kinds each atlas line's runs near its crossing attend to most, against those of
+the global selection at the same data (a necessary condition for the same selection, not a
+sufficient one).
 """
 
 from __future__ import annotations
@@ -17,20 +18,19 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student
 
 from benign.analysis import crossings, first_step
 from benign.analysis.along_time import law_terms, shift_from_law
 from benign.analysis.boundaries import BOUNDARIES, side_labels
 from benign.analysis.equivalence import verdict
 from benign.analysis.theory import Criteria, selects_argmax, selects_hardmax
+from benign.synthetic import limit_schema
 
 SELECTIONS = {"run": "the twin's selection", "global": "the global selection"}  # benign.synthetic.svm_limit's
 LABELS = first_step.LABELS  # the selection labels a saturated softmax has: the argmax's and the hard max's
 NAMES = {column: name for name, column, *_ in BOUNDARIES}
-LEVEL = 0.95
 TOLERANCE = 1e-9
-KINDS = ("relevant", "weak_true", "weak_opposite", "irrelevant")
+KINDS = limit_schema.KINDS
 RUN_KINDS = ["train_clean_sel_relevant", *[f"train_noisy_sel_{k}" for k in KINDS]]  # as the trainer logs them
 LIMIT_KINDS = ["clean_sel_relevant", *[f"noisy_sel_{k}" for k in KINDS]]  # as benign.synthetic.svm_limit gives them
 
@@ -150,20 +150,6 @@ def stages(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, criter
             rows.append({"boundary": NAMES[label], "label": label, "kind": "shift", "stage": name,
                          "horizon": np.nan, **shift(found[base][1], found[other][1], knots, margin, words)})  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """(mean, low, high): the 95% Student's t interval of the mean of independent ``values``
-    (NaN ends under two values)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if len(values) == 0:
-        return np.nan, np.nan, np.nan
-    mean = float(values.mean())
-    if len(values) < 2:
-        return mean, np.nan, np.nan
-    half = float(student.ppf(0.5 + LEVEL / 2, len(values) - 1)) * float(values.std(ddof=1)) / math.sqrt(len(values))
-    return mean, mean - half, mean + half
 
 
 def _per_seed(cr: pd.DataFrame) -> pd.DataFrame:
