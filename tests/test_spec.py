@@ -32,7 +32,7 @@ def test_the_schema_takes_its_run_keys_from_the_spec():
     assert list(full["$defs"]["sweep"]["properties"]["axes"]["properties"]) == list(spec.SWEEP_AXES)
     fixed = full["$defs"]["sweep"]["properties"]["fixed"]["properties"]
     own = {f.name for f in spec.FIELDS if f.metadata["fixed"]}
-    assert own == {"engine", "step_size", "integrator", "flow_tol"}
+    assert own == {"engine", "step_size", "integrator", "flow_tol", "w_dtype"}
     assert set(fixed) == (set(spec.SWEEP_AXES) | set(spec.DEFAULT_KEYS) | own) - {"steps"}
 
 
@@ -56,6 +56,10 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
             flowing = dataclasses.replace(token, integrator="flow")
             tighter = dataclasses.replace(flowing, flow_tol=0.1)
             assert len({token.batch_key(), flowing.batch_key(), tighter.batch_key()}) == 3
+            continue
+        if name == "w_dtype":  # the encoder trains no W: the token model's two precisions
+            token = dataclasses.replace(run, model="token", mlp_dim=None)
+            assert dataclasses.replace(token, w_dtype="float32").batch_key() != token.batch_key()
             continue
         value = getattr(run, name)
         changed = {"model": "token", "mlp_dim": None}.get(name, value * 2 if not isinstance(value, str) else value)
@@ -108,6 +112,11 @@ OLD_IDS = [
 def test_runs_that_do_not_name_the_integrator_keep_their_ids(fields, run_id):
     assert spec.RunSpec(**fields).run_id == run_id
     assert spec.RunSpec(**fields, integrator="gd").run_id == run_id
+    assert spec.RunSpec(**fields, w_dtype="float64").run_id == run_id  # W's precision at its default
+
+
+def test_w_in_float32_is_another_run():
+    assert spec.RunSpec(w_dtype="float32").run_id != spec.RunSpec().run_id
 
 
 def test_only_the_token_models_take_the_flow():
@@ -166,6 +175,9 @@ def test_no_module_keeps_a_list_of_run_parameters_by_hand(path):
         ({"model": "encoder"}, "mlp_dim"),  # the encoder needs its MLP width
         ({"mlp_dim": 8}, "mlp_dim"),  # the token model has none
         ({"engine": "auto", "d": 300}, None),
+        ({"w_dtype": "float32"}, None),  # the token model trains W
+        ({"model": "token_p_w0", "w_dtype": "float32"}, "w_dtype"),  # W fixed: no correction to store
+        ({"model": "encoder", "mlp_dim": 8, "w_dtype": "float32"}, "w_dtype"),
     ],
 )
 def test_whether_a_run_fits_its_model(change, problem):

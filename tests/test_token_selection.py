@@ -68,3 +68,28 @@ def test_batched_equals_one_by_one():
         assert torch.allclose(f[b], fa[0], rtol=1e-10, atol=1e-13)
         assert torch.allclose(att[b], atta[0], rtol=1e-10, atol=1e-13)
         assert torch.allclose(ft[b], a.outputs_test()[0], rtol=1e-10, atol=1e-13)
+
+
+def test_w_correction_in_float32_keeps_every_label_of_a_flow_line():
+    """A in float32 (``w_dtype``, the atlas's setting) against float64 on a line of the atlas's
+    kind (Gram engine, the flow at step size 5 to 10^5 steps, norms across its transitions):
+    every logged accuracy, selection and hard-max error identical; losses within 1e-4."""
+    from benign.synthetic.trainer import RunSpec, train_runs
+
+    line = dict(model="token", engine="gram", d=100000, n=20, step_size=5.0, integrator="flow", steps=100000,
+                log_points=21, seed=4)  # fmt: skip
+    norms = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
+    curves = {
+        w: train_runs([RunSpec(**line, signal_norm=m, w_dtype=w) for m in norms])[1].assign(
+            run=lambda c: c["run_id"].map({r: i for i, r in enumerate(dict.fromkeys(c["run_id"]))})
+        ).set_index(["run", "step"]).sort_index()
+        for w in ("float64", "float32")
+    }  # fmt: skip
+    a, b = curves["float64"], curves["float32"]
+    assert a.index.equals(b.index)
+    for label in ("train_acc", "test_acc", "train_acc_noisy", "test_sel_relevant", "test_err_hardmax",
+                  "train_noisy_sel_relevant", "train_clean_sel_relevant"):  # fmt: skip
+        assert (a[label] == b[label]).all(), label
+    for loss in ("train_loss", "test_loss"):
+        assert ((a[loss] - b[loss]).abs() <= 1e-4 * a[loss].abs()).all(), loss
+    assert (a["train_loss"] != b["train_loss"]).any()  # A was float32 indeed

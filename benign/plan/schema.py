@@ -40,8 +40,8 @@ HEADER = (
 )
 RUN = "#/$defs/run/properties/"  # a run parameter's schema, by name
 # parameters a run may leave unset: engine (explicit then), the step size (lr then), the integrator
-# (gradient descent then) and the flow's tolerance, a model's own run keys (other models)
-OPTIONAL = ("engine", "step_size", "integrator", "flow_tol", *spec.MODEL_KEYS)
+# (gradient descent then), the flow's tolerance, W's precision (float64 then), a model's own run keys (other models)
+OPTIONAL = ("engine", "step_size", "integrator", "flow_tol", "w_dtype", *spec.MODEL_KEYS)
 
 
 def generate() -> dict:

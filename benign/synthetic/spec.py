@@ -36,6 +36,12 @@ FLOW_TOL_HELP = (
     f"the flow's tolerance: the largest change of any training logit in one of its steps (integrator flow only; "
     f"unset: {flow.TOL:g})"
 )
+W_DTYPE_HELP = (
+    "the precision of W's trained correction W - W0 (the N x N matrix A of the reduced program, "
+    "docs/model.md#precision): float64, or float32 where reading it bounds a CPU step (the atlas's long flow "
+    "runs); every other quantity stays float64. Models that train W only"
+)
+W_DTYPES = ("float64", "float32")
 # the named settings every model trains, one per regime of the theory (config synthetic.<model>.settings)
 NAMED_SETTINGS = ("benign", "harmful", "not_overfitting")
 GRID, RATES = "#/$defs/grid", "#/$defs/rates"  # a sweep axis's values (workflow/schemas/config.schema.yaml)
@@ -99,6 +105,7 @@ class RunSpec(DataSpec):
                        defaults=True)  # fmt: skip
     integrator: str = param("gd", INTEGRATOR_HELP, {"enum": list(flow.INTEGRATORS)}, batch=True, fixed=True)
     flow_tol: float | None = param(None, FLOW_TOL_HELP, POSNUM, batch=True, fixed=True)
+    w_dtype: str = param("float64", W_DTYPE_HELP, {"enum": list(W_DTYPES)}, batch=True, fixed=True)
     mlp_dim: int | None = param(None, "encoder MLP width (the encoder's run key)", POSINT, batch=True, symbol=("MLP width",) * 2,
                                 model_key=True)  # fmt: skip
     setting: str = param("single", "the named setting or sweep that trains the run", {"type": "string"},
@@ -141,6 +148,8 @@ class RunSpec(DataSpec):
             del key["step_size"]
         if key["integrator"] == "gd":  # likewise, and its tolerance is unset
             del key["integrator"], key["flow_tol"]
+        if key["w_dtype"] == "float64":  # likewise: runs from before the choice keep their ids
+            del key["w_dtype"]
         digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         engine = "" if self.engine == "explicit" else f"-{self.engine}"
         integrator = "" if self.integrator == "gd" else f"-{self.integrator}"
@@ -159,7 +168,8 @@ def model_problem(run: dict) -> tuple[str, str] | None:
     """Whether a run (a dict of its parameters) fits its model, the one place this is decided: the
     first (key, what is allowed) that does not, or None. An unknown model; an engine or an
     integrator the model has not; the Gram engine below its least d; a flow tolerance without the
-    flow; a run key the model needs unset, or one of another model set."""
+    flow; W's precision on a model that does not train W; a run key the model needs unset, or one
+    of another model set."""
     model = registry.MODELS.get(run["model"])
     if model is None:
         return "model", f"unknown model; known: {', '.join(registry.MODELS)}"
@@ -178,6 +188,8 @@ def model_problem(run: dict) -> tuple[str, str] | None:
         )
     if integrator != "flow" and run.get("flow_tol") is not None:
         return "flow_tol", "applies to integrator 'flow' only; leave it unset"
+    if run.get("w_dtype", "float64") != "float64" and model.options.get("W") != "trained":
+        return "w_dtype", f"applies to a model that trains W; model {run['model']!r} does not: leave it float64"
     if engine == "gram" and run["d"] < gram_min_d(run["n"], run["T"]):
         return "d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {gram_min_d(run['n'], run['T'])}"
     for key in MODEL_KEYS:

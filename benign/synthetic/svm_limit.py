@@ -30,7 +30,14 @@ from benign.synthetic.max_margin import locally_optimal, svm_direction_from_gram
 from benign.synthetic.selection import hardmax_error
 
 TRAINING = ("lr", "flow_tol")  # how a line's W-frozen twin is trained to the horizon (the atlas's runs')
-TRAINING_KEYS = ("model", "steps", "integrator", "flow_tol", "mlp_dim")  # a batch's keys that are not its draw
+TRAINING_KEYS = (
+    "model",
+    "steps",
+    "integrator",
+    "flow_tol",
+    "w_dtype",
+    "mlp_dim",
+)  # a batch's keys that are not its draw
 # what a line's draw is named by: what a batch shares, and the data's rho and eta, less how it trains
 LINE = tuple(k for k in spec.COLUMNS if k in {*spec.BATCH_KEYS, "rho", "eta"} - {*TRAINING_KEYS})
 SELECTIONS = ("run", "global")  # the twin's selection at the horizon; each sample's token of highest score

@@ -58,6 +58,7 @@ def _batch(specs: list[RunSpec], device: torch.device, dtype: torch.dtype | None
         s0.model, n=s0.n, T=s0.T, d=s0.d, sigma=s0.sigma, n_test=s0.n_test, seed=s0.seed,
         signal_norms=[s.signal_norm for s in specs], rhos=[s.rho for s in specs], etas=[s.eta for s in specs],
         lrs=[s.lr for s in specs], device=device, dtype=dtype, engine=s0.engine, **s0.model_keys(),
+        **({"w_dtype": s0.w_dtype} if s0.w_dtype != "float64" else {}),  # only the models that train W take it
     )  # fmt: skip
 
 

@@ -67,10 +67,12 @@ class Batch:
 
     def __init__(
         self, data: BatchData, *, lrs, seed: int, W: str = "trained", device: torch.device | str = "cpu",
-        dtype: torch.dtype = CPU_DTYPE,
+        dtype: torch.dtype = CPU_DTYPE, w_dtype: str = "float64",
     ) -> None:  # fmt: skip
         if W not in W_FORMS:
             raise ValueError(f"W must be one of {W_FORMS}, got {W!r}")
+        if w_dtype not in ("float64", "float32"):
+            raise ValueError(f"w_dtype must be 'float64' or 'float32', got {w_dtype!r}")
         self.train_W = W == "trained"
         self.B, n, T, d = data.B, *data.noise.shape
         self.n, self.T, self.d, self.n_test = n, T, d, data.noise_test.shape[0]
@@ -121,7 +123,10 @@ class Batch:
         self.r_test = (Xt2[..., 0] - Xt2[..., 1]) / (math.sqrt(2) * norms[:, None])
 
         self.c = torch.zeros(self.B, n * T, **kw)
-        self.A = torch.zeros(self.B, n * T, n * T, **kw)
+        # A alone may be float32 (``w_dtype``): every step reads it several times and, at large
+        # N, that traffic bounds a CPU step; its products come back in ``dtype``
+        self.a_dtype = torch.float32 if w_dtype == "float32" else dtype
+        self.A = torch.zeros(self.B, n * T, n * T, device=dev, dtype=self.a_dtype)
         self._spare, self._kept = None, None  # a kept step's buffer and c before it (step(keep=True))
         self._logits_of = None  # (c, the logits of that state)
 
@@ -138,7 +143,15 @@ class Batch:
 
     # -- forward ---------------------------------------------------------------------------
     def _h(self, Gc: torch.Tensor) -> torch.Tensor:
-        return _mv(self.A, Gc)
+        return self._A_mv(Gc)
+
+    def _A_mv(self, v: torch.Tensor) -> torch.Tensor:
+        """A_b v_b for every run, in A's precision, returned in the model's."""
+        return _mv(self.A, v.to(self.a_dtype)).to(self.dtype)
+
+    def _A_mvT(self, v: torch.Tensor) -> torch.Tensor:
+        """A_b^T v_b for every run, in A's precision, returned in the model's."""
+        return _mvT(self.A, v.to(self.a_dtype)).to(self.dtype)
 
     def _logits(self) -> torch.Tensor:
         """s = X W p of every training token, (B, N): computed once per state. The flow reads
@@ -198,14 +211,15 @@ class Batch:
         g = (dLdf.unsqueeze(-1) * att * (self.r.view(self.B, self.n, self.T) - f.unsqueeze(-1))).reshape(self.B, -1)
         lr = self.lr[:, None] if dt == 1.0 else self.lr[:, None] * dt
         if self.train_W:
-            grad_c = g + _mvT(self.A, self._S(g))
+            grad_c = g + self._A_mvT(self._S(g))
+            step_g, c_row = (lr * g).unsqueeze(-1).to(self.a_dtype), self.c.unsqueeze(1).to(self.a_dtype)
             if keep:  # A - lr g c^T into the spare buffer (elementwise: one read of A, one write), then swapped
                 if self._spare is None:
                     self._spare = torch.empty_like(self.A)
-                torch.addcmul(self.A, (lr * g).unsqueeze(-1), self.c.unsqueeze(1), value=-1.0, out=self._spare)
+                torch.addcmul(self.A, step_g, c_row, value=-1.0, out=self._spare)
                 self.A, self._spare = self._spare, self.A
             else:
-                self.A.baddbmm_((lr * g).unsqueeze(-1), self.c.unsqueeze(1), alpha=-1.0)  # A -= lr g c^T, one pass
+                self.A.baddbmm_(step_g, c_row, alpha=-1.0)  # A -= lr g c^T, one pass
         else:
             grad_c = g
         self._kept = self.c if keep else None  # c is replaced, never changed in place
@@ -261,5 +275,5 @@ class Batch:
         X[:, :2] += self.Mc[b]
         Y = (self.YE + self.Mc[b] @ self.W0top).T  # (d, N) = W0^T X^T
         p = Y @ self.c[b]
-        W = self.W0 + X.T @ self.A[b] @ Y.T
+        W = self.W0 + X.T @ self.A[b].to(self.dtype) @ Y.T
         return W, p
