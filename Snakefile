@@ -15,6 +15,16 @@ include: "workflow/rules/limit.smk"
 include: "workflow/rules/render.smk"
 
 
+onstart:
+    # What the run will cost, before its jobs start (benign/plan/forecast.py).
+    try:
+        cores = workflow.cores
+    except WorkflowError:  # none given (a cluster's jobs): core time only
+        cores = None
+    scheduled = [f for job in workflow.dag.needrun_jobs() for f in job.output]
+    logger.info(W.forecast(outputs=scheduled).text(cores))
+
+
 onsuccess:
     # Every job of this run has its outputs: the training state they came from is no longer needed.
     job_state.release()

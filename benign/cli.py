@@ -4,6 +4,7 @@ model which regime a setting falls in.
 python -m benign synthetic --model token --d 2000 --signal-norm 20 --json
 python -m benign synthetic --engine gram --d 10000000 --signal-norm 200 --steps 10000 --json
 python -m benign regime --d 1800 --n 12 --signal-norm 20 [--steps 10000]
+python -m benign forecast [--configfile config/full.yaml] [--cores 2] [--all]
 """
 
 from __future__ import annotations
@@ -51,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     art.add_argument("--write", action="store_true", help="write it into README.md and docs/artifacts.md")
     env = sub.add_parser("env", help="print the rules' conda environment, written from the requirement files")
     env.add_argument("--write", action="store_true", help="write it to workflow/envs/ (benign/plan/environment.py)")
+    fc = sub.add_parser("forecast", help="what a run will cost: its jobs' core time (benign/plan/forecast.py)")
+    fc.add_argument("--configfile", nargs="*", default=[],
+                    help="config files merged over config/config.yaml, as snakemake --configfile")  # fmt: skip
+    fc.add_argument(
+        "--cores", type=int, default=None, help="the wall time on that many cores (default: core time only)"
+    )
+    fc.add_argument("--all", action="store_true", help="every job, as from a fresh clone (default: those not yet run)")
     sch = sub.add_parser("schema", help="print the config schema, generated (benign/plan/schema.py)")
     sch.add_argument("--write", action="store_true", help="write it to workflow/schemas/config.schema.yaml")
     return parser
@@ -117,6 +125,36 @@ def _env(args) -> int:
     return 0
 
 
+def _forecast(args) -> int:
+    """The forecast of a run from this directory: its jobs' core time, before it starts."""
+    import contextlib
+    import os
+    import tempfile
+    from pathlib import Path
+
+    import yaml
+    from snakemake.utils import update_config
+
+    from benign.workplan import WorkPlan
+
+    config = yaml.safe_load(Path("config/config.yaml").read_text())
+    for name in args.configfile:
+        update_config(config, yaml.safe_load(Path(name).read_text()) or {})
+    try:
+        work = WorkPlan.load(config, "workflow/schemas/config.schema.yaml")
+    except ConfigError as err:
+        print(f"benign: invalid configuration: {err}", file=sys.stderr)
+        return 2
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() if args.all else contextlib.nullcontext(here) as where:
+        os.chdir(where)  # --all: where nothing has run yet
+        try:
+            print(work.forecast().text(args.cores))
+        finally:
+            os.chdir(here)
+    return 0
+
+
 def _schema(args) -> int:
     """The config schema, generated from its hand-written source, the run spec and the registry;
     printed, or written where the workflow reads it."""
@@ -158,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         return _artifacts(args)
     if args.command == "schema":
         return _schema(args)
+    if args.command == "forecast":
+        return _forecast(args)
     if args.command == "env":
         return _env(args)
     run = {k: v for k, v in vars(args).items() if k not in ("command", "device", "json")}

@@ -10,6 +10,9 @@ outputs, a checkpoint's file). Torch-free: every cluster job re-parses the workf
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +22,7 @@ from benign.artifacts import table as artifacts
 from benign.core import paths
 from benign.plan import jobs, resources
 from benign.plan import schema as config_schema
+from benign.plan.forecast import Forecast, forecast
 from benign.plan.load import Plan, load
 from benign.real import registry as real_registry
 from benign.refinement_job import RefinementJob
@@ -154,6 +158,33 @@ class WorkPlan:
         cells = {(r["d"], r["n"], r["T"], r["n_test"]) for r in runs}
         lines = [{"n": n, "T": T, "n_test": n_test} for (_, n, T, n_test) in cells for _ in seeds]
         return resources.limit_need(lines)
+
+    def forecast(self, every: bool = False, outputs: Collection[str] | None = None) -> Forecast:
+        """What this run has to compute (benign.plan.forecast): the jobs with an output among
+        ``outputs`` (the run's jobs, as Snakemake scheduled them), else those whose outputs are
+        missing (``every``: all of them); the refinement as planned once its plan exists."""
+        plan_file = Path(paths.REFINEMENT_PLAN)
+        refinement = json.loads(plan_file.read_text()) if plan_file.is_file() else None
+        output = {
+            "synthetic": lambda job: paths.fill(paths.SYNTHETIC_JOB, job=job, table="runs"),
+            "refinement": lambda job: paths.fill(paths.REFINEMENT_JOB, rjob=job, table="runs")
+            if job
+            else paths.REFINEMENT_PLAN,  # "": the refinement to be planned
+            "max_margin": lambda model: paths.fill(paths.MAX_MARGIN, max_margin_model=model),
+            "limit": lambda _: paths.fill(paths.LIMIT, table=paths.LIMIT_TABLES[0]),
+            "features": lambda name: self.feature_files(name)[-1],
+            "pretrain": lambda name: paths.fill(paths.HEADS, dataset=name),
+            "train": lambda cell: paths.fill(paths.REAL_JOB, cell=cell, table="runs"),
+        }
+        if every:
+            pending = None
+        elif outputs is not None:
+            scheduled = {os.path.normpath(str(f)) for f in outputs}
+            pending = lambda kind, key: os.path.normpath(output[kind](key)) in scheduled
+        else:
+            pending = lambda kind, key: not Path(output[kind](key)).exists()
+        limit = self.limit_need() if self.fits.get("model") else None
+        return forecast(self.plan, self.fits, refinement, limit, pending)
 
     def real_need(self, rule: str, value: str) -> resources.Need:
         """A real-data job's need: its rule's at the value of its wildcard."""

@@ -45,14 +45,19 @@ DEVICE_SPEED = {
 
 @dataclass(frozen=True)
 class Need:
-    """What a job asks the scheduler for: peak memory (MB) and wall time (minutes)."""
+    """What a job asks the scheduler for: peak memory (MB) and wall time (minutes); and the
+    cost model's own estimate of its time (seconds of one core, no safety factor), which the
+    forecast sums (benign.plan.forecast)."""
 
     mem_mb: int
     runtime_min: int
+    seconds: float = field(default=0.0, compare=False)
 
     @staticmethod
     def of(mem_bytes: float, seconds: float) -> Need:
-        return Need(math.ceil(BASE_MB + TEMPORARIES * mem_bytes / 2**20), math.ceil((START_S + SAFETY * seconds) / 60))
+        return Need(
+            math.ceil(BASE_MB + TEMPORARIES * mem_bytes / 2**20), math.ceil((START_S + SAFETY * seconds) / 60), seconds
+        )
 
 
 def for_attempt(need: Need, attempt: int, cluster: Cluster | None = None) -> Need:
@@ -63,7 +68,7 @@ def for_attempt(need: Need, attempt: int, cluster: Cluster | None = None) -> Nee
     if cluster is not None:
         mem = min(mem, cluster.max_mem_mb or mem)
         time = min(time, cluster.max_runtime_min or time)
-    return Need(max(mem, need.mem_mb), max(time, need.runtime_min))
+    return Need(max(mem, need.mem_mb), max(time, need.runtime_min), need.seconds)
 
 
 def _kind(device: str) -> str:

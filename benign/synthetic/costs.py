@@ -18,6 +18,9 @@ CPU_SECONDS = {
     "token": dict(a=1.55e-9, b=1.94e-10, c=1.6e-4, e=0.15),
     "encoder": dict(a=1.52e-10, c=1.15e-3),
 }
+# The per-run term of a W-trained run whose A is float32 (``w_dtype``), against float64: reading A
+# bounds it (measured on an n = 80 refinement job of the default atlas, 2-core Intel Xeon).
+A_FLOAT32 = 0.5
 # A step of the gradient flow against one of gradient descent: the copy of the state it may undo,
 # the update and the logits after it (benign.synthetic.flow), measured about 2 to 2.5 at N = 80 to 320.
 FLOW_STEP = 2.5
@@ -46,10 +49,11 @@ def token_batch(B: int, run: dict, device: str) -> tuple[float, float]:
         d = gram_min_d(n, T)
         w0 = d * d // 2
     shared = w0 + 4 * N * d + 2 * Nt * d + 2 * N * N + 2 * Nt * N  # W0, E, YE, VE, Et; EVE, EE; EtVE, EtE
-    per_run = 2 * N * N + 6 * N + 2 * Nt  # E matrix and its checkpoint copy; c, coefficients, test coefficients
+    a_bytes, a_time = (4, A_FLOAT32) if run.get("w_dtype") == "float32" and device == "cpu" else (b, 1.0)
+    per_run = (2 * N * N * a_bytes + (6 * N + 2 * Nt) * b) / b  # A and its spare; c, coefficients, test coefficients
     host = 8 * (N + Nt) * d if device != "cpu" else 0  # the float64 noise drawn on the host
     k = CPU_SECONDS["token"]
-    seconds = k["a"] * steps * B * N * N + k["b"] * (N * d * d + Nt * N * d) + k["c"] * steps + k["e"]
+    seconds = a_time * k["a"] * steps * B * N * N + k["b"] * (N * d * d + Nt * N * d) + k["c"] * steps + k["e"]
     return b * (shared + B * per_run) + host, seconds / DEVICE_SPEED[device]["token"]
 
 

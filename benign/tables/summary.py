@@ -331,12 +331,19 @@ def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float]) -> str:
+def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float],
+            forecast: dict[str, float] | None = None) -> str:  # fmt: skip
     """Write the summary of the tables ``tables`` ({name: CSV path}) to ``path``: ``header``
-    (commit, machine, ...) first, then each table's numbers under the artifact's name."""
+    (commit, machine, ...) first, the training jobs' time per half beside the ``forecast`` of it
+    ({half: seconds}, benign.plan.forecast), then each table's numbers under the artifact's name."""
     lines = ["# What the runs show: the numbers", ""]
     lines += [f"- {key}: {value}" for key, value in header.items()]
-    lines += [f"- job time, {half}: {seconds / 60:.1f} min" for half, seconds in job_seconds.items()]
+    forecast = forecast or {}
+    lines += [
+        f"- job time, {half}: {seconds / 60:.1f} min"
+        + (f" (forecast: {forecast[half] / 60:.1f} min, {seconds / forecast[half]:.2f}x)" if forecast.get(half) else "")
+        for half, seconds in job_seconds.items()
+    ]
     lines.append("")
     for name, heading, rows in SECTIONS:
         if name not in tables:

@@ -48,6 +48,7 @@ rule summary:
         "../envs/benign.yaml"
     params:
         configfiles=[str(f) for f in workflow.configfiles],
+        forecast=lambda wc: W.forecast(every=True).training(),  # the refinement as planned
         code=code("summary.py"),
     script:
         "../scripts/summary.py"

@@ -60,4 +60,6 @@ header = {
     "config files": ", ".join(dict.fromkeys(os.path.relpath(f) for f in snakemake.params.configfiles)),
 }
 seconds = {half: float(sum(f["wall_time_s"].sum() for f in frames)) for half, frames in runs.items() if frames}
-summary({Path(p).stem: p for p in snakemake.input.tables}, snakemake.output[0], header, seconds)
+summary(
+    {Path(p).stem: p for p in snakemake.input.tables}, snakemake.output[0], header, seconds, snakemake.params.forecast
+)
