@@ -167,9 +167,9 @@ class WorkPlan:
         refinement = json.loads(plan_file.read_text()) if plan_file.is_file() else None
         output = {
             "synthetic": lambda job: paths.fill(paths.SYNTHETIC_JOB, job=job, table="runs"),
-            "refinement": lambda job: paths.fill(paths.REFINEMENT_JOB, rjob=job, table="runs")
-            if job
-            else paths.REFINEMENT_PLAN,  # "": the refinement to be planned
+            "refinement": lambda job: (
+                paths.fill(paths.REFINEMENT_JOB, rjob=job, table="runs") if job else paths.REFINEMENT_PLAN
+            ),  # "": the refinement to be planned
             "max_margin": lambda model: paths.fill(paths.MAX_MARGIN, max_margin_model=model),
             "limit": lambda _: paths.fill(paths.LIMIT, table=paths.LIMIT_TABLES[0]),
             "features": lambda name: self.feature_files(name)[-1],
@@ -292,29 +292,23 @@ class WorkPlan:
         constants = {**self.constants, artifact_entry.MODEL_NAME.name: model}
         return {name: artifact_entry.param_value(self.config, spec, constants) for name, spec in params.items()}
 
-    def input_files(self, spec, model: str | None, outputs, expand) -> str | list[str]:
-        """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or the
-        outputs of the rule that makes its kind (``outputs(rule)``, Snakemake's), for the models a
-        per-model kind names (ALL, FITS, MODEL or a model), or ``expand``ed over the values of the
-        wildcard a kind spans; [] for a kind read only where an atlas is fitted, where the config
-        fits none, or not this model's."""
+    def input_files(self, spec, model: str | None, expand) -> str | list[str]:
+        """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or its
+        kind's path, for the models a per-model kind names (ALL, FITS, MODEL or a model), or
+        ``expand``ed over the values of the wildcard a kind spans; [] for a kind read only where an
+        atlas is fitted, where the config fits none, or not this model's."""
         if isinstance(spec, artifact_entry.File):
             return spec.path
         kind, of = spec.kind, spec.of
         if kind.model_only and not (self.fits and (of != artifact_entry.MODEL or model == self.fits["model"])):
             return []
-        files = outputs(kind.rule)
-        if isinstance(kind.output, int):
-            files = files[kind.output]
-        elif kind.output is not None:
-            files = getattr(files, kind.output)
         if kind.per_model:
             whose = {artifact_entry.ALL: self.models, artifact_entry.FITS: [self.fits.get("model")],
                      artifact_entry.MODEL: [model]}  # fmt: skip
-            return [files.format(model=m) for m in whose.get(of, [of])]
+            return [paths.fill(kind.path, model=m) for m in whose.get(of, [of])]
         if kind.expand:
-            return expand(files, **{kind.expand: self.spanned(kind.expand)})
-        return files
+            return expand(kind.path, **{kind.expand: self.spanned(kind.expand)})
+        return kind.path
 
     def spanned(self, wildcard: str) -> list[str]:
         """The values of a wildcard that an input kind spans (benign.artifacts.entry.InputKind.expand)."""

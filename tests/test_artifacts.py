@@ -56,7 +56,7 @@ def test_each_half_loads_nothing_of_the_other(half):
 
 
 # a small table of its own, to check what the check refuses
-RUNS_KIND = InputKind("runs", pd.read_parquet, "aggregate", "runs", per_model=True)
+RUNS_KIND = InputKind("runs", pd.read_parquet, "results/synthetic/{model}/runs.parquet", per_model=True)
 KIND = {"runs": RUNS_KIND}
 
 
@@ -134,7 +134,7 @@ def test_entry_fields_are_checked(root):
     assert problems_of(root, Artifact("curve", inputs={"runs": RUNS_KIND(MODEL)}, **base)) == [
         "curve (figure): input runs: runs of MODEL names the model of a per-model artifact"
     ]
-    frames = InputKind("frames", pd.read_parquet, "aggregate_synthetic")
+    frames = InputKind("frames", pd.read_parquet, "results/synthetic/frames.parquet")
     assert problems_of(root, Artifact("curve", inputs={"runs": frames()}, **base)) == [
         "curve (figure): input runs: unknown kind 'frames' (the kinds: ['runs'])"
     ]

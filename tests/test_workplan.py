@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import re
-from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -63,21 +62,30 @@ def test_the_params_read_the_config_and_the_constants(default):
     assert default.constants["convergence"]["setting"] == convergence_setting(sweep)
 
 
-def test_each_input_kind_resolves_to_the_outputs_of_its_rule(default):
-    def outputs(rule):  # Snakemake's rule outputs: named for the aggregate, a list otherwise
-        return SimpleNamespace(runs=f"{rule}/{{model}}/runs") if rule == "aggregate_synthetic" else [f"{rule}/0"]
-
+def test_each_input_kind_resolves_to_its_files(default):
     expand = lambda pattern, **values: [f"{pattern}:{v}" for vs in values.values() for v in vs]
     fits_model = default.fits["model"]
     other = next(m for m in default.models if m != fits_model)
-    assert default.input_files(RUNS(ALL), None, outputs, expand) == [
-        f"aggregate_synthetic/{m}/runs" for m in default.models
+    assert default.input_files(RUNS(ALL), None, expand) == [
+        f"results/synthetic/{m}/runs.parquet" for m in default.models
     ]
-    assert default.input_files(RUNS(MODEL), other, outputs, expand) == [f"aggregate_synthetic/{other}/runs"]
-    assert default.input_files(FITS_TABLE(MODEL), fits_model, outputs, expand) == "table_regime_boundaries/0"
-    assert default.input_files(FITS_TABLE(MODEL), other, outputs, expand) == []  # no atlas of this model
-    alignment = default.input_files(ALIGNMENT(), None, outputs, expand)
-    assert alignment == [f"train_max_margin/0:{m}" for m in default.plan.max_margin_runs] and alignment
+    assert default.input_files(RUNS(MODEL), other, expand) == [f"results/synthetic/{other}/runs.parquet"]
+    assert default.input_files(FITS_TABLE(MODEL), fits_model, expand) == "results/tables/regime_boundaries.csv"
+    assert default.input_files(FITS_TABLE(MODEL), other, expand) == []  # no atlas of this model
+    alignment = default.input_files(ALIGNMENT(), None, expand)
+    assert alignment == [f"results/max_margin/{{max_margin_model}}.parquet:{m}" for m in default.plan.max_margin_runs]
+    assert alignment
+
+
+def test_no_input_kind_names_a_rule():
+    """Artifacts find what they read by its file (benign.core.paths), as Snakemake does: no kind
+    holds a rule's name, and the workflow looks no rule up by one."""
+    from benign.artifacts.table import KINDS
+
+    for kind in KINDS.values():
+        assert kind.path.startswith("results/") and not hasattr(kind, "rule"), kind.name
+    sources = [p.read_text() for p in (ROOT / "workflow").rglob("*.smk")] + [(ROOT / "Snakefile").read_text()]
+    assert not any("getattr(rules" in text for text in sources)
 
 
 def test_every_planned_value_matches_its_wildcards_pattern(default):

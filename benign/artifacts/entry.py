@@ -19,6 +19,13 @@ from benign.core import paths
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: the captions, the File inputs
 
+
+def table_file(stem: str, kind: str = "table") -> str:
+    """The file of an artifact of ``stem`` (a table's CSV, a figure's PNG): what another
+    artifact reads of it."""
+    return paths.fill(paths.ARTIFACT, kind=kind, stem=stem, ext=".csv" if kind == "table" else ".png")
+
+
 # When an artifact is built (the workflow's ``built``): always, or only if the config has ...
 CONDITIONS = {
     "always": "always",
@@ -41,17 +48,18 @@ ALL, FITS, MODEL = "all", "fits", "model"
 
 @dataclass(frozen=True)
 class InputKind:
-    """One kind of input: how its files are read, and the rule output that makes them.
+    """One kind of input: how its files are read, and where they are (a path template of
+    benign.core.paths, so Snakemake finds the job that writes them by the file, as it does for
+    any rule's input).
 
-    ``output``: the output's name or index (None: all of the rule's outputs). ``per_model``: the
-    output's path has a ``{model}`` field, filled by the input's ``of``. ``expand``: a wildcard of
-    the rule that the input spans, every configured value of it. ``model_only``: an input of this
-    kind that names MODEL reads the file only where that model's atlas is fitted (else none)."""
+    ``per_model``: the path has a ``{model}`` field, filled by the input's ``of``. ``expand``: a
+    wildcard of the path that the input spans, every configured value of it. ``model_only``: an
+    input of this kind that names MODEL reads the file only where that model's atlas is fitted
+    (else none)."""
 
     name: str
     read: Callable  # (path or paths) -> the value passed to the function
-    rule: str
-    output: str | int | None = None
+    path: str
     per_model: bool = False
     expand: str | None = None
     model_only: bool = False
@@ -147,7 +155,7 @@ class Artifact:
 
     @property
     def folder(self) -> str:
-        return str(Path(paths.fill(paths.ARTIFACT, kind=self.kind, stem="", ext="")))
+        return str(Path(table_file("", kind=self.kind)).parent)
 
     def stem(self, model: str | None = None) -> str:
         """The file stem: ``name``, after the model's prefix for a per-model artifact."""

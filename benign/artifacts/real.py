@@ -1,11 +1,11 @@
 """The real-data half of the artifact table: its input kinds (the real-data Parquet schemas and
-the rule that writes them) and Tables 2 and 6, Figures 8 and 9 and the dynamics, each entry
+the files that hold them) and Tables 2 and 6, Figures 8 and 9 and the dynamics, each entry
 holding its function. It imports no synthetic module, so no synthetic edit re-renders these."""
 
 from __future__ import annotations
 
 from benign.artifacts.entry import Artifact, Constant, File, InputKind, Key, Value, View, entries
-from benign.core import schema
+from benign.core import paths, schema
 from benign.figures import real as real_figures
 from benign.real import schema as real_schema
 from benign.tables import real, real_dynamics
@@ -18,9 +18,9 @@ def _parquet(table_schema):
 KINDS = {
     k.name: k
     for k in (
-        InputKind("real_runs", _parquet(real_schema.REAL_RUNS), "aggregate_real", "runs"),
-        InputKind("real_attention", _parquet(real_schema.REAL_ATTENTION), "aggregate_real", "attention"),
-        InputKind("real_curves", _parquet(real_schema.REAL_CURVES), "aggregate_real", "curves"),
+        InputKind("real_runs", _parquet(real_schema.REAL_RUNS), paths.fill(paths.REAL, table="runs")),
+        InputKind("real_attention", _parquet(real_schema.REAL_ATTENTION), paths.fill(paths.REAL, table="attention")),
+        InputKind("real_curves", _parquet(real_schema.REAL_CURVES), paths.fill(paths.REAL, table="curves")),
     )
 }
 

@@ -1,5 +1,5 @@
 """The synthetic half of the artifact table: its input kinds (the synthetic Parquet schemas and
-the rules that write them) and its figures and tables, each entry holding its function.
+the files that hold them) and its figures and tables, each entry holding its function.
 
 Adding a figure is its plot function, one entry here and its caption
 (workflow/report/<name>.rst).
@@ -10,8 +10,20 @@ from __future__ import annotations
 import pandas as pd
 
 from benign.analysis.theory import atlas_view, sweeps_view
-from benign.artifacts.entry import ALL, FITS, MODEL, MODEL_NAME, Artifact, Constant, InputKind, Key, View, entries
-from benign.core import schema
+from benign.artifacts.entry import (
+    ALL,
+    FITS,
+    MODEL,
+    MODEL_NAME,
+    Artifact,
+    Constant,
+    InputKind,
+    Key,
+    View,
+    entries,
+    table_file,
+)
+from benign.core import paths, schema
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
 from benign.synthetic import limit_schema, registry
 from benign.synthetic import schema as syn_schema
@@ -40,16 +52,19 @@ def _parquet(table_schema):
 # model of synthetic.boundary_fits, ALL every configured model, MODEL the model of a per-model
 # artifact, or a model by its name. FITS_TABLE(MODEL): the regime-boundaries table where that
 # model's atlas is fitted, else none. An input with no file is passed as None.
-RUNS = InputKind("runs", _parquet(syn_schema.RUNS), "aggregate_synthetic", "runs", per_model=True)
-CURVES = InputKind("curves", _parquet(syn_schema.CURVES), "aggregate_synthetic", "curves", per_model=True)
-ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), "aggregate_synthetic", "attention", per_model=True)
-FITS_TABLE = InputKind("fits", pd.read_csv, "table_regime_boundaries", 0, model_only=True)
-REGIME_MODEL = InputKind("regime_model", pd.read_csv, "table_regime_model", 0)
-ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, "table_boundaries_along_time", 0)
-ALIGNMENT = InputKind("alignment", _parquet(syn_schema.ALIGNMENT), "train_max_margin", 0, expand="max_margin_model")
-POINTS = InputKind("points", pd.read_parquet, "token_projection_points")
-LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), "limit_atlas", "limit")
-LIMIT_SELECTION = InputKind("limit_selection", _parquet(limit_schema.LIMIT_SELECTION), "limit_atlas", "selection")
+RUNS = InputKind("runs", _parquet(syn_schema.RUNS), paths.fill(paths.SYNTHETIC, table="runs"), per_model=True)
+CURVES = InputKind("curves", _parquet(syn_schema.CURVES), paths.fill(paths.SYNTHETIC, table="curves"), per_model=True)
+ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), paths.fill(paths.SYNTHETIC, table="attention"),
+                      per_model=True)  # fmt: skip
+FITS_TABLE = InputKind("fits", pd.read_csv, table_file("regime_boundaries"), model_only=True)
+REGIME_MODEL = InputKind("regime_model", pd.read_csv, table_file("regime_model"))
+ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, table_file("boundaries_along_time"))
+ALIGNMENT = InputKind("alignment", _parquet(syn_schema.ALIGNMENT), paths.MAX_MARGIN, expand="max_margin_model")
+POINTS = InputKind("points", pd.read_parquet, paths.TOKEN_PROJECTION)
+LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), paths.fill(paths.LIMIT, table="limit"))
+LIMIT_SELECTION = InputKind(
+    "limit_selection", _parquet(limit_schema.LIMIT_SELECTION), paths.fill(paths.LIMIT, table="selection")
+)
 KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS,
                              LIMIT, LIMIT_SELECTION)}  # fmt: skip
 

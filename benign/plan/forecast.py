@@ -56,7 +56,11 @@ class Forecast:
         total = self.total() / 60
         if not self.parts:
             return "Forecast (benign/plan/forecast.py): no training job left to run (tables and figures only)"
-        wall = f", about {total / cores:.{0 if total / cores >= 10 else 1}f} min on {cores} core{'s' if cores > 1 else ''}" if cores else ""
+        wall = (
+            f", about {total / cores:.{0 if total / cores >= 10 else 1}f} min on {cores} core{'s' if cores > 1 else ''}"
+            if cores
+            else ""
+        )
         lines = [f"Forecast (benign/plan/forecast.py): {total:.{0 if total >= 10 else 1}f} core-minutes of training jobs{wall} (each "
                  "job one thread; tables and figures add a few minutes)"]  # fmt: skip
         for half in (SYNTHETIC, REAL):

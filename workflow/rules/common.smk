@@ -65,4 +65,4 @@ def job_tables(model, table):
 
 def artifact_input(spec, model=None):
     """The files an artifact input names (benign.workplan.WorkPlan.input_files)."""
-    return W.input_files(spec, model, lambda rule: getattr(rules, rule).output, expand)
+    return W.input_files(spec, model, expand)
