@@ -44,6 +44,22 @@ def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> 
         pass  # valid: this pass only fills in defaults
 
 
+def drop_switched_off(cfg: dict) -> list[str]:
+    """Remove every sweep whose ``off`` is true from ``cfg`` (in place), and the key from the
+    others, before anything reads the sweeps: a sweep switched off is as if it were not there.
+    Returns the sweeps removed (``<model>.<sweep>``)."""
+    removed = []
+    for model, block in (cfg.get("synthetic") or {}).items():
+        sweeps = block.get("sweeps") if isinstance(block, dict) else None
+        if not isinstance(sweeps, dict):
+            continue
+        for name in list(sweeps):
+            if sweeps[name].pop("off", False):
+                del sweeps[name]
+                removed.append(f"{model}.{name}")
+    return removed
+
+
 def check_config(cfg: dict) -> None:
     """The checks across keys, on a config :func:`validate_config` has passed, before anything is
     planned: every sweep of every configured model, the real-data grid and data sets, the
