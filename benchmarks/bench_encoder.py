@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from benchmarks import reference
 from benchmarks.common import Context, Skip, extrapolate, rounded, sync, target, timed, write_result
-from benign.plan.jobs import grid
+from benign.plan.config_values import grid
 from benign.synthetic import models
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.trainer import RunSpec, log_steps, train_runs

@@ -235,3 +235,63 @@ def _blas() -> dict:
         "mkldnn": torch.backends.mkldnn.is_available(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
+
+
+def _atlas_line(n: int, d: int, seed: int) -> list[RunSpec]:
+    """One line of the default atlas, every signal norm of one seed, as the workflow trains it."""
+    import yaml
+
+    from benign.plan.jobs import synthetic_jobs
+    from benign.plan.validate import validate_config
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    runs = [RunSpec(**r) for job in synthetic_jobs(cfg).values() for r in job]
+    return [s for s in runs if s.setting == "atlas" and s.n == n and s.d == d and s.seed == seed]
+
+
+# Labels the atlas reads (benign.analysis.theory): compared for equality at every logged step.
+W_DTYPE_LABELS = ("train_acc", "test_acc", "train_acc_noisy", "test_sel_relevant", "test_err_hardmax",
+                  "train_noisy_sel_relevant", "train_clean_sel_relevant")  # fmt: skip
+
+
+def w_dtype(ctx: Context) -> dict:
+    """W's trained correction A in float32 (the atlas's ``w_dtype``) against float64, on one line
+    of the default atlas per d (the largest n it has there), two seeds, every norm, to its
+    horizon: the flow's iterations, every label at every logged step (the horizons and the
+    along-time steps among them), the losses, and each line's time both ways (per N = n T)."""
+    lines = [(10, 10**3), (40, 10**4), (80, 10**5), (80, 10**6), (80, 10**7)]
+    seeds = (1,) if ctx.quick else (1, 2)
+    rows = []
+    for n, d in lines:
+        for seed in seeds:
+            base = _atlas_line(n, d, seed)
+            if ctx.quick:
+                base = [dataclasses.replace(s, steps=1000, log_points=7) for s in base]
+            got = {}
+            for w in ("float64", "float32"):
+                specs = [dataclasses.replace(s, w_dtype=w) for s in base]
+                start = time.perf_counter()
+                runs, curves, _ = train_runs(specs, device=ctx.device)
+                wall = time.perf_counter() - start
+                order = {r: i for i, r in enumerate(s.run_id for s in specs)}
+                curves = curves.assign(run=curves["run_id"].map(order)).set_index(["run", "step"]).sort_index()
+                got[w] = (runs.assign(run=runs["run_id"].map(order)).set_index("run").sort_index(), curves, wall)
+            (r64, c64, t64), (r32, c32, t32) = got["float64"], got["float32"]
+            labels = int(sum((c64[k] != c32[k]).sum() for k in W_DTYPE_LABELS))
+            rel = max(float(((c64[k] - c32[k]).abs() / c64[k].abs().clip(lower=1e-300)).max())
+                      for k in ("train_loss", "test_loss"))  # fmt: skip
+            rows.append({"d": d, "n": n, "N": 8 * n, "seed": seed, "runs": len(base), "steps": base[0].steps,
+                         "logged_values": int(len(c64) * len(W_DTYPE_LABELS)), "labels_differing": labels,
+                         "iterations_differing": int((r64["iterations"] != r32["iterations"]).sum()),
+                         "loss_max_rel_diff": rel, "float64_s": round(t64, 2), "float32_s": round(t32, 2),
+                         "speedup": round(t64 / t32, 2)})  # fmt: skip
+    return {
+        "description": "W's trained correction A in float32 against float64 on default-atlas lines (one per d, the "
+        "largest n there, every norm, to the horizon): labels at every logged step, the flow's iterations, losses, time",
+        "lines": rows,
+        "labels_differing": sum(r["labels_differing"] for r in rows),
+        "logged_values": sum(r["logged_values"] for r in rows),
+        "target": target("labels differing", "<=", 0, sum(r["labels_differing"] for r in rows)),
+        "blas": _blas(),
+    }

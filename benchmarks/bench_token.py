@@ -13,7 +13,8 @@ import yaml
 
 from benchmarks import reference
 from benchmarks.common import RESULTS, ROOT, Context, extrapolate, rounded, target, timed
-from benign.plan.jobs import grid, synthetic_jobs
+from benign.plan.config_values import grid
+from benign.plan.jobs import synthetic_jobs
 from benign.plan.validate import validate_config
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.trainer import RunSpec, train_runs

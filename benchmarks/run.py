@@ -40,6 +40,7 @@ BENCHMARKS = {
     "gram_setup": ("benchmarks.bench_gram", "gram_setup"),
     "gram_step": ("benchmarks.bench_gram", "gram_step"),
     "flow_batch": ("benchmarks.bench_gram", "flow_batch"),
+    "w_dtype": ("benchmarks.bench_gram", "w_dtype"),
 }
 # The encoder grid at the paper's settings is hours of CPU time: it runs by default only on CUDA
 # (and in --quick, at toy sizes); ask for it with --only encoder_grid. encoder_defer measures a
@@ -47,7 +48,7 @@ BENCHMARKS = {
 CUDA_ONLY = {"encoder_grid", "encoder_defer"}
 # The CPU's own costs, kept per CPU kind (results/cpu/<kind>/): the machine changes from one run
 # to the next, and a speed measured on one kind is not another's (benchmarks/README.md#per-cpu-kind).
-PER_KIND = {"gram_step", "flow_batch", "atlas"}
+PER_KIND = {"gram_step", "flow_batch", "atlas", "w_dtype"}
 
 
 def parse(argv=None) -> argparse.Namespace:

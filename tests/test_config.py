@@ -10,7 +10,7 @@ import yaml
 from benign.plan import ConfigError
 from benign.plan import jobs as plan
 from benign.plan import validate as bc
-from benign.plan.jobs import sweep_length
+from benign.plan.config_values import sweep_length
 
 
 def valid(cfg: dict) -> dict:

@@ -11,7 +11,6 @@ from tests.helpers.workflow_utils import ROOT
 
 # {module: the test that exercises it through the modules it imports}, where no test imports it
 THROUGH = {
-    "benign.analysis.interval_censored": "tests/test_crossings.py",  # the crossings' regression stands on it
     "benign.core.notation": "tests/test_tables.py",  # the symbols the tables write
     "benign.plan.real_resources": "tests/test_resources.py",  # the real-data jobs' needs
     "benign.real.settings": "tests/real/test_real_protocol.py",  # the protocol's defaults, against the paper's

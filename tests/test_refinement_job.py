@@ -1,4 +1,4 @@
-"""The refinement checkpoint's job (benign/refinement_job.py): worked out from the config by the
+"""The refinement checkpoint's job (benign/plan/refinement_job.py): worked out from the config by the
 plan, it travels as plain params and comes back the same; it refines at every horizon a table
 reads crossings at, checks steps at the fits' longest, and packs its runs under the config's
 ceilings (a hand-made coarse atlas of one (d, n) line)."""
@@ -12,8 +12,8 @@ import yaml
 
 from benign.analysis.refinement import convergence_runs, refinement_runs
 from benign.plan import schema
+from benign.plan.refinement_job import RefinementJob
 from benign.plan.resources import pack
-from benign.refinement_job import RefinementJob
 from benign.workplan import WorkPlan
 from tests.helpers.workflow_utils import ROOT
 from tests.test_refinement import CLUSTER, CRITERIA, _line

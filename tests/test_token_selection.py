@@ -1,5 +1,6 @@
 """The reduced-space token-selection trainer against a dense float64 autograd reference."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -70,26 +71,31 @@ def test_batched_equals_one_by_one():
         assert torch.allclose(ft[b], a.outputs_test()[0], rtol=1e-10, atol=1e-13)
 
 
-def test_w_correction_in_float32_keeps_every_label_of_a_flow_line():
-    """A in float32 (``w_dtype``, the atlas's setting) against float64 on a line of the atlas's
-    kind (Gram engine, the flow at step size 5 to 10^5 steps, norms across its transitions):
-    every logged accuracy, selection and hard-max error identical; losses within 1e-4."""
+@pytest.mark.parametrize(("d", "n", "steps"), [(100000, 20, 100000), (1000, 10, 1000000)])
+def test_w_correction_in_float32_keeps_every_label_of_a_flow_line(d, n, steps):
+    """A in float32 (``w_dtype``, the atlas's setting) against float64 on lines of the atlas's
+    kind (Gram engine, the flow at step size 5, 8 norms across its transitions), the second where
+    W's share of the logits is largest (d 10^3, to 10^6 steps): the flow takes the same steps,
+    every logged accuracy, selection rate and hard-max error is identical, and the losses agree to
+    1e-7 relative (rounding in A alone; benchmarks/bench_gram.py's w_dtype checks whole atlas lines)."""
     from benign.synthetic.trainer import RunSpec, train_runs
 
-    line = dict(model="token", engine="gram", d=100000, n=20, step_size=5.0, integrator="flow", steps=100000,
-                log_points=21, seed=4)  # fmt: skip
+    line = dict(model="token", engine="gram", d=d, n=n, step_size=5.0, integrator="flow", steps=steps, log_points=21,
+                seed=4)  # fmt: skip
     norms = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
-    curves = {
-        w: train_runs([RunSpec(**line, signal_norm=m, w_dtype=w) for m in norms])[1].assign(
-            run=lambda c: c["run_id"].map({r: i for i, r in enumerate(dict.fromkeys(c["run_id"]))})
-        ).set_index(["run", "step"]).sort_index()
-        for w in ("float64", "float32")
-    }  # fmt: skip
-    a, b = curves["float64"], curves["float32"]
-    assert a.index.equals(b.index)
+    got = {}
+    for w in ("float64", "float32"):
+        runs, curves, _ = train_runs([RunSpec(**line, signal_norm=m, w_dtype=w) for m in norms])
+        order = {r: i for i, r in enumerate(dict.fromkeys(runs["run_id"]))}
+        got[w] = (
+            runs["iterations"].tolist(),
+            curves.assign(run=curves["run_id"].map(order)).set_index(["run", "step"]).sort_index(),
+        )
+    (it64, a), (it32, b) = got["float64"], got["float32"]
+    assert it64 == it32 and a.index.equals(b.index)
     for label in ("train_acc", "test_acc", "train_acc_noisy", "test_sel_relevant", "test_err_hardmax",
                   "train_noisy_sel_relevant", "train_clean_sel_relevant"):  # fmt: skip
         assert (a[label] == b[label]).all(), label
     for loss in ("train_loss", "test_loss"):
-        assert ((a[loss] - b[loss]).abs() <= 1e-4 * a[loss].abs()).all(), loss
+        assert ((a[loss] - b[loss]).abs() <= 1e-7 * a[loss].abs()).all(), loss
     assert (a["train_loss"] != b["train_loss"]).any()  # A was float32 indeed
