@@ -20,12 +20,12 @@ from pathlib import Path
 from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
 from benign.core import paths
-from benign.plan import jobs, resources
+from benign.plan import config_values, jobs, resources
 from benign.plan import schema as config_schema
 from benign.plan.forecast import Forecast, forecast
 from benign.plan.load import Plan, load
+from benign.plan.refinement_job import RefinementJob
 from benign.real import registry as real_registry
-from benign.refinement_job import RefinementJob
 from benign.synthetic import registry
 
 # The token sweeps that artifacts read by name (docs/regimes.md): the delay scan, the one-step map,
@@ -89,7 +89,7 @@ class WorkPlan:
 
     @cached_property
     def models(self) -> list[str]:
-        return jobs.configured_models(self.config)
+        return config_values.configured_models(self.config)
 
     @cached_property
     def datasets(self) -> list[str]:
@@ -124,7 +124,7 @@ class WorkPlan:
     def refinement_log_points(self) -> int:
         """The log points of the refined sweep, which its refinement runs keep."""
         sweep = self.synthetic[self.fits["model"]]["sweeps"][self.refine["sweep"]]
-        return jobs.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
+        return config_values.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
 
     def refinement_job(self) -> RefinementJob:
         """The refinement checkpoint's job (its params: :meth:`RefinementJob.params`)."""

@@ -13,66 +13,15 @@ import math
 from itertools import product
 
 from benign.plan import ConfigError, real_resources, resources
+from benign.plan.config_values import base_run, configured_models, excluded, grid, sweep_length
 from benign.real.records import record_epochs
-from benign.synthetic import flow, registry, spec
-
-# ---------------------------------------------------------------- reading the config
-
-
-def grid(spec, key: str) -> list[float]:
-    """A grid's values, given as a list or as {start, stop, step} (stop included). Its types and
-    bounds are the schema's ($defs/grid, $defs/rates); a range must not run backwards."""
-    if not isinstance(spec, dict):
-        return list(spec)
-    start, stop, step = spec["start"], spec["stop"], spec["step"]
-    if stop < start:
-        raise ConfigError(f"{key}: stop ({stop!r}) is below start ({start!r})")
-    count = int(math.floor((stop - start) / step + 1e-9)) + 1
-    values = [round(start + i * step, 10) for i in range(count)]
-    if all(isinstance(v, int) for v in (start, step)):
-        values = [int(v) for v in values]
-    return values
-
-
-def same_value(a, b) -> bool:
-    """Whether two axis values are the same number (or the same value)."""
-    try:
-        return math.isclose(float(a), float(b), rel_tol=1e-9)
-    except (TypeError, ValueError):
-        return a == b
-
-
-def excluded(run: dict, exclude: list[dict]) -> bool:
-    """Whether a run's axis values match one of a sweep's ``exclude`` combinations."""
-    return any(all(same_value(run[key], value) for key, value in combo.items()) for combo in exclude)
-
-
-def sweep_length(sweep: dict, default_steps: int) -> dict:
-    """How long a sweep's runs train and what they log, the one place its defaults are read: its
-    own ``steps`` (else ``synthetic.defaults.steps``), ``log_every`` and ``log_points`` (else 0:
-    the first and last step only)."""
-    return {"steps": sweep.get("steps", default_steps), "log_every": sweep.get("log_every", 0),
-            "log_points": sweep.get("log_points", 0)}  # fmt: skip
+from benign.synthetic import spec
 
 
 def job_prefix(model: str, setting: str) -> str:
     """The id of a model's jobs of one setting, before their number (benign.plan.resources.pack):
     the planned sweeps', the named settings', and the atlas's refinement's alike."""
     return f"{model}_{setting}"
-
-
-def configured_models(cfg: dict) -> list[str]:
-    """The registered models the config has a ``synthetic.<model>`` block for, in registry order."""
-    return [name for name in registry.MODELS if name in cfg["synthetic"]]
-
-
-def base_run(cfg: dict, model: str) -> dict:
-    """The fields every run of ``model`` starts from: ``synthetic.defaults`` and the model's own keys."""
-    syn = cfg["synthetic"]
-    base = {k: syn["defaults"][k] for k in spec.DEFAULT_KEYS}
-    base["model"] = model
-    base.update({k: syn[model].get(k) for k in spec.MODEL_KEYS})  # the models' own run keys (benign.synthetic.registry)
-    return base
 
 
 def synthetic_groups(cfg: dict) -> list[tuple[str, list[dict], int | None]]:
@@ -114,13 +63,14 @@ def synthetic_jobs(cfg: dict, groups: list | None = None) -> dict[str, list[dict
     cluster = resources.cluster_settings(cfg)
     jobs: dict[str, list[dict]] = {}
     for prefix, runs, per_job in synthetic_groups(cfg) if groups is None else groups:
-        for run in runs:
+        for run in runs:  # what the run trains at, as its spec derives it (one owner: RunSpec), read back
+            resolved = spec.RunSpec(**run)
             if "engine" in run:  # runs that never name one keep their params (and their jobs) as they were
-                run["engine"] = spec.resolve_engine(run)
-            if run.get("step_size") is not None:  # the lr the run trains at (benign.synthetic.spec.RunSpec)
-                run["lr"] = spec.lr_for(run["step_size"], run["sigma"], run["d"])
-            if run.get("integrator") == "flow" and run.get("flow_tol") is None:  # the tolerance it runs at
-                run["flow_tol"] = flow.TOL
+                run["engine"] = resolved.engine
+            if run.get("step_size") is not None:
+                run["lr"] = resolved.lr
+            if run.get("integrator") == "flow":
+                run["flow_tol"] = resolved.flow_tol
         jobs.update(resources.pack(runs, prefix, per_job, cluster))
     return jobs
 

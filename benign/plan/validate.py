@@ -18,9 +18,8 @@ from pathlib import Path
 import jsonschema
 
 from benign.plan import ConfigError
-from benign.plan import jobs as plan
 from benign.plan import schema as config_schema
-from benign.plan.jobs import grid, same_value, sweep_length
+from benign.plan.config_values import base_run, configured_models, grid, same_value, sweep_length
 from benign.real import registry as real_registry
 from benign.real.records import record_epochs
 from benign.synthetic import registry, spec
@@ -64,9 +63,9 @@ def check_config(cfg: dict) -> None:
     """The checks across keys, on a config :func:`validate_config` has passed, before anything is
     planned: every sweep of every configured model, the real-data grid and data sets, the
     attention-SVM check's horizons and the boundary fits."""
-    for model in plan.configured_models(cfg):
+    for model in configured_models(cfg):
         for name, sweep in cfg["synthetic"][model].get("sweeps", {}).items():
-            steps = sweep_length(sweep, plan.base_run(cfg, model)["steps"])["steps"]
+            steps = sweep_length(sweep, base_run(cfg, model)["steps"])["steps"]
             check_sweep(f"config key synthetic.{model}.sweeps.{name}", name, sweep, steps)
     if cfg.get("real"):
         check_real(cfg["real"])

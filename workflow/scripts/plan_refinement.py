@@ -1,11 +1,11 @@
 """Checkpoint plan_refinement: the refinement and step-convergence jobs of the atlas, planned from
-its coarse runs by the job the plan worked out (benign.refinement_job)."""
+its coarse runs by the job the plan worked out (benign.plan.refinement_job)."""
 
 import json
 
 from benign.core.io import atomic_path, log_to
 from benign.core.schema import read_parquet
-from benign.refinement_job import RefinementJob
+from benign.plan.refinement_job import RefinementJob
 from benign.synthetic.schema import CURVES, RUNS
 
 log_to(snakemake.log[0])
