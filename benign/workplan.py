@@ -180,7 +180,18 @@ class WorkPlan:
             pending = None
         elif outputs is not None:
             scheduled = {os.path.normpath(str(f)) for f in outputs}
-            pending = lambda kind, key: os.path.normpath(output[kind](key)) in scheduled
+            # Before the refinement's checkpoint has run, the DAG holds only the jobs it needs: the
+            # fitted model's other jobs reach it after the checkpoint, so their missing outputs count
+            hidden = os.path.normpath(paths.REFINEMENT_PLAN) in scheduled
+            fitted = set(self.jobs_of(self.fits["model"])) if hidden else set()
+
+            def pending(kind: str, key: str) -> bool:
+                path = output[kind](key)
+                if os.path.normpath(path) in scheduled:
+                    return True
+                return (
+                    (kind == "limit" or (kind == "synthetic" and key in fitted)) and hidden and not Path(path).exists()
+                )
         else:
             pending = lambda kind, key: not Path(output[kind](key)).exists()
         limit = self.limit_need() if self.fits.get("model") else None
