@@ -18,6 +18,7 @@ limit is not this one (docs/regimes.md#the-limit says what the W-frozen control 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -30,14 +31,8 @@ from benign.synthetic.max_margin import locally_optimal, svm_direction_from_gram
 from benign.synthetic.selection import hardmax_error
 
 TRAINING = ("lr", "flow_tol")  # how a line's W-frozen twin is trained to the horizon (the atlas's runs')
-TRAINING_KEYS = (
-    "model",
-    "steps",
-    "integrator",
-    "flow_tol",
-    "w_dtype",
-    "mlp_dim",
-)  # a batch's keys that are not its draw
+DRAW = {f.name for f in dataclasses.fields(spec.DataSpec)} | {"engine"}  # a run's data, and what draws it
+TRAINING_KEYS = tuple(k for k in spec.BATCH_KEYS if k not in DRAW)  # a batch's keys that are not its draw
 # what a line's draw is named by: what a batch shares, and the data's rho and eta, less how it trains
 LINE = tuple(k for k in spec.COLUMNS if k in {*spec.BATCH_KEYS, "rho", "eta"} - {*TRAINING_KEYS})
 SELECTIONS = ("run", "global")  # the twin's selection at the horizon; each sample's token of highest score
