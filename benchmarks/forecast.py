@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import re
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -73,7 +74,12 @@ def main() -> None:
         planned = work.forecast(every=True)
     finally:
         os.chdir(here)
-    estimated = work.forecast(every=True)  # from here: no refinement plan, so estimated as at the start
+    with tempfile.TemporaryDirectory() as empty:  # where no refinement plan is: estimated, as at the start
+        os.chdir(empty)
+        try:
+            estimated = work.forecast(every=True)
+        finally:
+            os.chdir(here)
     took = measured(repo)
     parts = []
     for part, (half, seconds) in sorted(planned.parts.items(), key=lambda kv: -kv[1][1]):

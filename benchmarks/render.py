@@ -183,10 +183,11 @@ def _per_n(r: dict, cell) -> str:
 
 def per_kind(folder: Path = BY_CPU) -> str:
     """One row per CPU kind and benchmark of the CPU's own costs (results/cpu/<kind>/*.json):
-    the Gram engine's step, the atlas's flow batch and the atlas as a whole, each with its date."""
+    the Gram engine's step, the atlas's flow batch, the atlas as a whole and W's precision, each
+    with its date."""
     rows = []
     for kind in sorted(p for p in folder.glob("*") if p.is_dir()):
-        for name in ("gram_step", "flow_batch", "atlas"):
+        for name in ("gram_step", "flow_batch", "atlas", "w_dtype"):
             path = kind / f"{name}.json"
             if not path.exists():
                 continue
@@ -205,6 +206,17 @@ def per_kind(folder: Path = BY_CPU) -> str:
                 )
                 blas = r.get("blas", {})
                 what += f" (BLAS {blas.get('blas', '?')}, kernels {blas.get('cpu_capability', '?')})"
+            elif name == "w_dtype":
+                lines = r["lines"]
+                what = (
+                    "; ".join(
+                        f"d {v['d']:.0e} n {v['n']} seed {v['seed']}: {v['float64_s']:.1f} s float64, {v['float32_s']:.1f} s "
+                        f"float32 ({v['speedup']}x), {v['labels_differing']} labels and {v['iterations_differing']} runs' "
+                        "step counts differing"
+                        for v in lines
+                    )
+                    + f" (of {r['logged_values']} logged label values)"
+                )
             else:
                 what = f"{_s(r['ours']['wall_s'])} on {m['cpu_count']} workers ({r['ours']['runs']} runs)"
             rows.append(f"| {_cpu(m)} | {name} | {what} | {m['torch_threads']} | {day} |")

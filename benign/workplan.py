@@ -164,7 +164,9 @@ class WorkPlan:
         ``outputs`` (the run's jobs, as Snakemake scheduled them), else those whose outputs are
         missing (``every``: all of them); the refinement as planned once its plan exists."""
         plan_file = Path(paths.REFINEMENT_PLAN)
-        refinement = json.loads(plan_file.read_text()) if plan_file.is_file() else None
+        refinement = json.loads(plan_file.read_text()) if self.refine and plan_file.is_file() else None
+        if refinement is not None and not all(job.startswith(tuple(self.refinement_prefixes())) for job in refinement):
+            refinement = None  # another config's plan, left in this directory: estimated as if unplanned
         output = {
             "synthetic": lambda job: paths.fill(paths.SYNTHETIC_JOB, job=job, table="runs"),
             "refinement": lambda job: (

@@ -191,20 +191,22 @@ def test_a_sweep_trains_the_defaults_steps_and_logs_its_ends_unless_it_says():
 
 
 def test_a_config_file_switches_a_sweep_off(root):
-    """A config file cannot delete a key of config.yaml; ``off: true`` leaves a sweep out, as if
-    it were not there: no jobs, no artifact that reads it, and no ``off`` key left behind."""
+    """A config file cannot delete a key of config.yaml; ``skip: true`` leaves a sweep out, as if
+    it were not there: no jobs, no artifact that reads it, and no ``skip`` key left behind. Read
+    from YAML text, as Snakemake reads a config file."""
     from snakemake.utils import update_config
 
     from benign.workplan import WorkPlan
 
     cfg = yaml.safe_load((root / "config/config.yaml").read_text())
-    update_config(cfg, {"synthetic": {"token": {"sweeps": {"heatmap": {"off": True}, "delay_scan": {"off": True}}}}})
+    text = "synthetic:\n  token:\n    sweeps:\n      heatmap: {skip: true}\n      delay_scan: {skip: true}\n"
+    update_config(cfg, yaml.safe_load(text))
     work = WorkPlan.load(cfg, root / "workflow/schemas/config.schema.yaml")
     assert set(work.sweeps("token")) == {"atlas", "atlas_check", "one_step"}
     assert not any(job.startswith(("token_heatmap", "token_delay_scan")) for job in work.plan.synthetic_jobs)
     assert not work.conditions["delay_scan"] and "loss_heatmap" not in {a.name for a, m in work.drawn() if m == "token"}
-    assert all("off" not in sweep for sweep in work.sweeps("token").values())
+    assert all("skip" not in sweep for sweep in work.sweeps("token").values())
     off = copy.deepcopy(yaml.safe_load((root / "config/config.yaml").read_text()))
-    update_config(off, {"synthetic": {"token": {"sweeps": {"atlas": {"off": True}}}}})
+    update_config(off, {"synthetic": {"token": {"sweeps": {"atlas": {"skip": True}}}}})
     with pytest.raises(ConfigError, match="boundary_fits"):  # the fits name the sweep switched off
         WorkPlan.load(off, root / "workflow/schemas/config.schema.yaml")

@@ -58,7 +58,7 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
             assert len({token.batch_key(), flowing.batch_key(), tighter.batch_key()}) == 3
             continue
         if name == "w_dtype":  # the encoder trains no W: the token model's two precisions
-            token = dataclasses.replace(run, model="token", mlp_dim=None)
+            token = dataclasses.replace(run, model="token", mlp_dim=None, integrator="flow")
             assert dataclasses.replace(token, w_dtype="float32").batch_key() != token.batch_key()
             continue
         value = getattr(run, name)
@@ -79,7 +79,12 @@ def test_the_planner_and_the_trainer_share_one_batch_key():
 def test_the_run_id_reads_exactly_the_parameters_that_change_the_numbers():
     run = spec.RunSpec()
     for f in spec.FIELDS:
-        if f.name in ("model", "flow_tol", *spec.MODEL_KEYS):  # a run of another model, the flow's (below)
+        if f.name in (
+            "model",
+            "flow_tol",
+            "w_dtype",
+            *spec.MODEL_KEYS,
+        ):  # another model's, the flow's (below, and w_dtype: test_w_in_float32_is_another_run)
             continue
         value = getattr(run, f.name)
         if value is None:  # the step size, unset: lr then
@@ -116,7 +121,8 @@ def test_runs_that_do_not_name_the_integrator_keep_their_ids(fields, run_id):
 
 
 def test_w_in_float32_is_another_run():
-    assert spec.RunSpec(w_dtype="float32").run_id != spec.RunSpec().run_id
+    flowing = spec.RunSpec(integrator="flow")
+    assert spec.RunSpec(integrator="flow", w_dtype="float32").run_id != flowing.run_id
 
 
 def test_only_the_token_models_take_the_flow():
@@ -175,7 +181,8 @@ def test_no_module_keeps_a_list_of_run_parameters_by_hand(path):
         ({"model": "encoder"}, "mlp_dim"),  # the encoder needs its MLP width
         ({"mlp_dim": 8}, "mlp_dim"),  # the token model has none
         ({"engine": "auto", "d": 300}, None),
-        ({"w_dtype": "float32"}, None),  # the token model trains W
+        ({"w_dtype": "float32", "integrator": "flow"}, None),  # the token model trains W
+        ({"w_dtype": "float32"}, "w_dtype"),  # gradient descent: float32 not checked there
         ({"model": "token_p_w0", "w_dtype": "float32"}, "w_dtype"),  # W fixed: no correction to store
         ({"model": "encoder", "mlp_dim": 8, "w_dtype": "float32"}, "w_dtype"),
     ],

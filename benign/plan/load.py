@@ -32,7 +32,7 @@ def load(cfg: dict, schema_path: str | Path) -> Plan:
     """Check ``cfg`` (filling in the schema's defaults, in place) and plan its jobs; a
     :class:`benign.plan.ConfigError` naming the key and the value otherwise."""
     cv.validate_config(cfg, schema_path)  # the schema: every key's type, bounds, default
-    cv.drop_switched_off(cfg)  # a sweep with off: true is as if it were not there
+    cv.drop_switched_off(cfg)  # a sweep with skip: true is as if it were not there
     cv.check_config(cfg)  # across keys, before anything is planned
     groups, mm_runs = plan.synthetic_groups(cfg), plan.max_margin_runs(cfg)
     cv.check_runs(groups, mm_runs)  # every composed run, before any job is packed

@@ -44,7 +44,7 @@ def validate_config(cfg: dict, schema_path: str | Path = config_schema.PATH) -> 
 
 
 def drop_switched_off(cfg: dict) -> list[str]:
-    """Remove every sweep whose ``off`` is true from ``cfg`` (in place), and the key from the
+    """Remove every sweep whose ``skip`` is true from ``cfg`` (in place), and the key from the
     others, before anything reads the sweeps: a sweep switched off is as if it were not there.
     Returns the sweeps removed (``<model>.<sweep>``)."""
     removed = []
@@ -53,7 +53,7 @@ def drop_switched_off(cfg: dict) -> list[str]:
         if not isinstance(sweeps, dict):
             continue
         for name in list(sweeps):
-            if sweeps[name].pop("off", False):
+            if sweeps[name].pop("skip", False):
                 del sweeps[name]
                 removed.append(f"{model}.{name}")
     return removed

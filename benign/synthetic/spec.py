@@ -39,7 +39,7 @@ FLOW_TOL_HELP = (
 W_DTYPE_HELP = (
     "the precision of W's trained correction W - W0 (the N x N matrix A of the reduced program, "
     "docs/model.md#precision): float64, or float32 where reading it bounds a CPU step (the atlas's long flow "
-    "runs); every other quantity stays float64. Models that train W only"
+    "runs); every other quantity stays float64. Models that train W, with the flow, only"
 )
 W_DTYPES = ("float64", "float32")
 # the named settings every model trains, one per regime of the theory (config synthetic.<model>.settings)
@@ -190,6 +190,8 @@ def model_problem(run: dict) -> tuple[str, str] | None:
         return "flow_tol", "applies to integrator 'flow' only; leave it unset"
     if run.get("w_dtype", "float64") != "float64" and model.options.get("W") != "trained":
         return "w_dtype", f"applies to a model that trains W; model {run['model']!r} does not: leave it float64"
+    if run.get("w_dtype", "float64") != "float64" and integrator != "flow":
+        return "w_dtype", "float32 is checked with the flow only (integrator 'flow'); leave it float64"
     if engine == "gram" and run["d"] < gram_min_d(run["n"], run["T"]):
         return "d", f"the Gram engine (engine 'gram') needs d >= 2(nT + 2) = {gram_min_d(run['n'], run['T'])}"
     for key in MODEL_KEYS:
