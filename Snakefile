@@ -18,7 +18,8 @@ include: "workflow/rules/render.smk"
 onstart:
     # What the run will cost, before its jobs start (benign/plan/forecast.py); never a reason to stop.
     try:
-        cores = workflow.cores if workflow.local_exec else None  # a cluster's jobs: core time only
+        # a cluster's jobs: core time only
+        cores = workflow.cores if workflow.local_exec else None
         scheduled = [f for job in workflow.dag.needrun_jobs() for f in job.output]
         logger.info(W.forecast(outputs=scheduled).text(cores))
     except Exception as err:  # noqa: BLE001
