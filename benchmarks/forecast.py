@@ -16,16 +16,15 @@ import argparse
 import json
 import os
 import platform
-import re
 import tempfile
 from pathlib import Path
 
-import pandas as pd
 import yaml
 from snakemake.utils import update_config
 
 from benign.core import paths
 from benign.core.io import write_json
+from benign.plan import forecast as fc
 from benign.plan.forecast import REAL, SYNTHETIC
 from benign.workplan import WorkPlan
 
@@ -43,17 +42,10 @@ def _cpu() -> str:
 
 def measured(repo: Path) -> dict[str, float]:
     """{part: seconds} the training jobs of a finished run took, named as the forecast names its parts."""
-    out: dict[str, float] = {}
-    for template, part_of in (
-        (paths.SYNTHETIC_JOB, lambda job: "train " + re.sub(r"_\d+$", "", job)),
-        (paths.REFINEMENT_JOB, lambda job: "step check" if "convergence" in job else "refinement"),
-        (paths.REAL_JOB, lambda job: "real phase 2"),
-    ):
-        folder = Path(paths.fill(template, job="*", rjob="*", cell="*", table="runs")).parent.parent
-        for table in sorted((repo / folder).glob("*/runs.parquet")):
-            part = part_of(table.parent.name)
-            out[part] = out.get(part, 0.0) + float(pd.read_parquet(table, columns=["wall_time_s"])["wall_time_s"].sum())
-    return out
+    templates = (paths.SYNTHETIC_JOB, paths.REFINEMENT_JOB, paths.REAL_JOB)
+    folders = [Path(paths.fill(t, job="*", rjob="*", cell="*", table="runs")).parent.parent for t in templates]
+    files = [table for folder in folders for table in sorted((repo / folder).glob("*/runs.parquet"))]
+    return {part: seconds for part, (_, seconds) in fc.measured(files).items()}
 
 
 def main() -> None:

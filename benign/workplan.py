@@ -112,6 +112,12 @@ class WorkPlan:
         sweep = self.refine["sweep"]
         return [job for job in self.jobs_of(self.fits["model"]) if any(sweep in run["sweeps"] for run in self.plan.synthetic_jobs[job])]  # fmt: skip
 
+    @cached_property
+    def fitted_jobs(self) -> list[str]:
+        """The jobs holding runs of the fitted sweeps (what the limit reads, beside the refinement's)."""
+        sweeps = set(self.fits.get("sweeps", []))
+        return [job for job in self.jobs_of(self.fits.get("model", "")) if any(sweeps & set(run["sweeps"]) for run in self.plan.synthetic_jobs[job])]  # fmt: skip
+
     def refines(self, model: str) -> bool:
         """Whether ``model``'s atlas is refined (it then has refinement jobs)."""
         return bool(self.refine) and model == self.fits["model"]

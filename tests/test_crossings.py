@@ -14,7 +14,7 @@ from scipy.stats import norm
 from benign.analysis import boundaries, crossings
 from benign.analysis.boundary_fits import fitted_model
 from benign.analysis.predictor import predict
-from tests.helpers.atlas_sim import LINES, NORMS, simulate
+from tests.helpers.atlas_sim import LINES, NORMS, REFINED, simulate
 
 
 def line(norms, sides, d=1000.0, n=10, seed=1) -> pd.DataFrame:
@@ -49,15 +49,15 @@ def test_a_known_power_law_is_recovered_with_its_scatter():
     assert fit.estimates["a"] == pytest.approx(0.4, abs=0.03)
     assert fit.estimates["b"] == pytest.approx(-0.3, abs=0.08)
     assert fit.sigma == pytest.approx(0.1, abs=0.04)
-    assert fit.crossings == len(LINES) * 8 and fit.lines == len(LINES)
+    assert fit.crossings == len(LINES) * len(REFINED) and fit.lines == len(LINES)
 
 
 def test_the_floor_is_the_resolution_of_a_lines_staggered_seeds():
-    """8 seeds at offsets k/8 of a factor-sqrt(2) step: a line's crossing is placed to a 16th of a
+    """4 seeds at offsets k/4 of a factor-sqrt(2) step: a line's crossing is placed to an 8th of a
     factor 2, and sigma's floor is that over sqrt(12)."""
     cr = crossings.crossings(simulate(np.random.default_rng(4), sigma=0.0, tau=0.0))
-    assert crossings.line_resolution(cr) == pytest.approx(math.log(2) / 16, rel=1e-6)
-    assert crossings.sigma_floor(cr) == pytest.approx(math.log(2) / 16 / math.sqrt(12), rel=1e-6)
+    assert crossings.line_resolution(cr) == pytest.approx(math.log(2) / 8, rel=1e-6)
+    assert crossings.sigma_floor(cr) == pytest.approx(math.log(2) / 8 / math.sqrt(12), rel=1e-6)
 
 
 @pytest.mark.parametrize("truth, winner", [({"a": 0.25, "gamma": 1.0}, "theory"), ({"a": 0.4, "gamma": 0.0}, "power")])
@@ -115,7 +115,7 @@ def test_intervals_cover_the_true_exponents(sigma, tau, most, capsys):
 @pytest.mark.slow
 def test_intervals_cover_where_the_grid_is_coarser_than_the_scatter(capsys):
     """The atlas's own regime: seeds' scatter 1% and the law's miss per (d, n) 1%, both below a
-    line's resolution (ln 2 / 16, about 4.3%), so sigma mostly sits at its floor and a line's
+    line's resolution (ln 2 / 8, about 8.7%), so sigma mostly sits at its floor and a line's
     crossing is known only to its bracket. The 95% intervals of a and b (the jackknife's variance
     and the grid's) hold the true values in at least 93% of 400 simulated atlases: the binomial
     standard error near 93% is 1.3 points, so 400 draws tell 93% from 89% by 3 of them. The
@@ -130,7 +130,7 @@ def test_runs_along_a_line_are_not_independent():
     run-level fit that counts every run."""
     rng = np.random.default_rng(5)
     cells = simulate(rng, a=0.3, sigma=0.02, tau=0.1)
-    run_level = boundaries.fit(cells, "side", boundaries.k_max_for(2 ** (1 / 16))).intervals["a"]
+    run_level = boundaries.fit(cells, "side", boundaries.k_max_for(2 ** (1 / 8))).intervals["a"]
     by_line = crossings.fit(crossings.crossings(cells), "power").intervals["a"]
     assert by_line[1] - by_line[0] > 1.5 * (run_level[1] - run_level[0]), (by_line, run_level)
 

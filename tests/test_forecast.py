@@ -41,7 +41,10 @@ def test_every_planned_job_counts_once_at_its_estimate(default):
     assert got.parts["limit"][1] == pytest.approx(default.limit_need().seconds) and got.parts["limit"][1] > 0
     assert got.estimated == ("refinement", "step check")  # the atlas is refined and checked, not yet planned
     assert got.total() == pytest.approx(sum(s for _, s in got.parts.values()))
-    assert got.training()[fc.SYNTHETIC] < got.half(fc.SYNTHETIC)  # the limit and the SVM check record no runs
+    training = sum(seconds for half, seconds in got.training_parts().values() if half == fc.SYNTHETIC)
+    assert (
+        training == got.half(fc.SYNTHETIC, training_only=True) < got.half(fc.SYNTHETIC)
+    )  # the limit and the SVM check record no runs
 
 
 def test_a_job_whose_outputs_exist_is_left_out(default):
@@ -117,10 +120,13 @@ def test_the_summary_prints_the_forecast_beside_the_job_time(tmp_path):
     from benign.tables.summary import summary
 
     path = tmp_path / "summary.md"
-    summary({}, path, {"commit": "x"}, {fc.SYNTHETIC: 1800.0, fc.REAL: 600.0}, {fc.SYNTHETIC: 1200.0})
+    jobs = {"train token_atlas": (fc.SYNTHETIC, 600.0), "refinement": (fc.SYNTHETIC, 1200.0),
+            "real phase 2": (fc.REAL, 600.0)}  # fmt: skip
+    summary({}, path, {"commit": "x"}, jobs, {"refinement": (fc.SYNTHETIC, 1200.0)})
     text = path.read_text()
-    assert "- job time, synthetic half: 30.0 min (forecast: 20.0 min, 1.50x)" in text
-    assert "- job time, real half: 10.0 min\n" in text
+    assert "- job time, synthetic half: 30.0 min (forecast: 20.0 min, 1.50x)\n" in text
+    assert "  - refinement: 20.0 min (forecast: 20.0 min, 1.00x)\n  - train token_atlas: 10.0 min\n" in text
+    assert "- job time, real half: 10.0 min\n  - real phase 2: 10.0 min\n" in text
 
 
 def test_the_benchmark_reads_a_runs_parts_by_the_forecasts_names(tmp_path):
@@ -136,5 +142,8 @@ def test_the_benchmark_reads_a_runs_parts_by_the_forecasts_names(tmp_path):
     folder = tmp_path / "results/synthetic/refine/token_atlas_convergence_00"
     folder.mkdir(parents=True)
     pd.DataFrame({"wall_time_s": [5.0]}).to_parquet(folder / "runs.parquet")
-    assert measured(tmp_path) == {"train token_atlas": 7.0, "step check": 5.0}
+    folder = tmp_path / "results/real/jobs/mnist_s42_n20"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"wall_time_s": [2.0]}).to_parquet(folder / "runs.parquet")
+    assert measured(tmp_path) == {"train token_atlas": 7.0, "step check": 5.0, "real phase 2": 2.0}
     assert all(isinstance(v, float) for v in measured(tmp_path).values())  # plain numbers, for the JSON

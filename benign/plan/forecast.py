@@ -15,16 +15,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+import pandas as pd
+
+from benign.core import paths
 from benign.plan import resources
 from benign.plan.load import Plan
 from benign.synthetic import flow
 
 # The refinement per refined (line, seed) and the step check per checked (line, seed), as the
-# default atlas's plans hold them (8 refined seeds of 128 lines: 768 batches, 128 of them to the
-# horizon, 9.2 runs each, the rest 3 runs each to steps 1 to 10^5; 4 checked seeds: 64 batches
-# of 10.2 runs). So estimated, the refinement costs 0.92 of that plan priced run by run, the
-# step check 0.94.
+# default atlas's plans hold them (fitted to the plans of 8 refined seeds a line; with today's 4,
+# two of them the coarse seeds, the estimate is 1.03 times the plan priced run by run, the step
+# check's 1.00 on 2 checked seeds a line).
 REFINE_RUNS, SHORT_BATCHES, SHORT_RUNS, SHORT_STEPS = 9, 5, 3, 316
 CHECK_RUNS = 10
 SYNTHETIC, REAL = "synthetic half", "real half"
@@ -43,9 +46,10 @@ class Forecast:
         what the summary measures: synthetic training and real phase 2)."""
         return sum(s for part, (h, s) in self.parts.items() if h == half and (not training_only or _training(part)))
 
-    def training(self) -> dict[str, float]:
-        """{half: core seconds} of the jobs whose runs record their wall time (the summary's job time)."""
-        return {half: self.half(half, training_only=True) for half in (SYNTHETIC, REAL)}
+    def training_parts(self) -> dict[str, tuple[str, float]]:
+        """{part: (half, core seconds)} of the jobs whose runs record their wall time (the summary's
+        job time), as :func:`measured` names a run's."""
+        return {part: value for part, value in self.parts.items() if _training(part)}
 
     def total(self) -> float:
         return sum(s for _, s in self.parts.values())
@@ -72,6 +76,28 @@ class Forecast:
                     mark = " (estimated: planned when the coarse atlas is done)" if part in self.estimated else ""
                     lines.append(f"    {part}: {seconds / 60:.1f}{mark}")
         return "\n".join(lines)
+
+
+def job_part(path: str) -> tuple[str, str]:
+    """(half, part) of a training job's runs table, by its path (benign.core.paths): the part the
+    forecast prices that job under, so that a run's measured time per part sits beside it."""
+    folder, job = Path(path).parent.parent, Path(path).parent.name
+    if folder.match(str(Path(paths.REAL_JOB).parent.parent)):
+        return REAL, "real phase 2"
+    if folder.match(str(Path(paths.REFINEMENT_JOB).parent.parent)):
+        return SYNTHETIC, "step check" if "convergence" in job else "refinement"
+    return SYNTHETIC, _group(job)
+
+
+def measured(files) -> dict[str, tuple[str, float]]:
+    """{part: (half, seconds)} the training jobs whose runs tables are ``files`` took (the sum of
+    their runs' ``wall_time_s``, each run's share of its job), named as the forecast names its parts."""
+    out: dict[str, tuple[str, float]] = {}
+    for path in sorted(map(str, files)):
+        half, part = job_part(path)
+        seconds = float(pd.read_parquet(path, columns=["wall_time_s"])["wall_time_s"].sum())
+        out[part] = (half, out.get(part, (half, 0.0))[1] + seconds)
+    return dict(sorted(out.items(), key=lambda kv: (kv[1][0] != SYNTHETIC, kv[0])))  # the synthetic half first
 
 
 def _training(part: str) -> bool:

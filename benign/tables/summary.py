@@ -331,19 +331,23 @@ def _real_dynamics(table: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], job_seconds: dict[str, float],
-            forecast: dict[str, float] | None = None) -> str:  # fmt: skip
+def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str], jobs: dict[str, tuple[str, float]],
+            forecast: dict[str, tuple[str, float]] | None = None) -> str:  # fmt: skip
     """Write the summary of the tables ``tables`` ({name: CSV path}) to ``path``: ``header``
-    (commit, machine, ...) first, the training jobs' time per half beside the ``forecast`` of it
-    ({half: seconds}, benign.plan.forecast), then each table's numbers under the artifact's name."""
+    (commit, machine, ...) first, the training jobs' time per half and per part (``jobs``:
+    {part: (half, seconds)}, benign.plan.forecast.measured) beside the ``forecast`` of each
+    ({part: (half, seconds)}, benign.plan.forecast), then each table's numbers under the
+    artifact's name."""
     lines = ["# What the runs show: the numbers", ""]
     lines += [f"- {key}: {value}" for key, value in header.items()]
     forecast = forecast or {}
-    lines += [
-        f"- job time, {half}: {seconds / 60:.1f} min"
-        + (f" (forecast: {forecast[half] / 60:.1f} min, {seconds / forecast[half]:.2f}x)" if forecast.get(half) else "")
-        for half, seconds in job_seconds.items()
-    ]
+    for half in dict.fromkeys(h for h, _ in jobs.values()):
+        seconds = sum(s for h, s in jobs.values() if h == half)
+        expected = sum(s for h, s in forecast.values() if h == half)
+        lines.append(f"- job time, {half}: {seconds / 60:.1f} min" + _beside(seconds, expected))
+        for part, (h, seconds) in sorted(jobs.items(), key=lambda kv: -kv[1][1]):
+            if h == half:
+                lines.append(f"  - {part}: {seconds / 60:.1f} min" + _beside(seconds, forecast.get(part, (h, 0.0))[1]))
     lines.append("")
     for name, heading, rows in SECTIONS:
         if name not in tables:
@@ -353,3 +357,7 @@ def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str],
     text = "\n".join(lines)
     write_text(path, text)
     return text
+
+
+def _beside(seconds: float, expected: float) -> str:
+    return f" (forecast: {expected / 60:.1f} min, {seconds / expected:.2f}x)" if expected else ""

@@ -2,7 +2,7 @@
 benign/analysis/refinement.py): each (d, n, seed) line is its own draw whose labels along ||mu||
 are one deterministic crossing; the lines of one (d, n) share whatever the law misses there (a
 line effect); the coarse grid is the default's factor-2 grid with its SNR range and 2 seeds;
-the refinement window is where those 2 seeds' mean label crosses 1/2, and 8 seeds are run there
+the refinement window is where those 2 seeds' mean label crosses 1/2, and 4 seeds are run there
 at their staggered offsets, so that a seed whose crossing leaves the window is censored at its
 end, as in the workflow."""
 
@@ -19,7 +19,7 @@ from benign.analysis.refinement import offsets, window_norms
 NORMS = [2.0**k for k in range(-2, 17)]  # the default atlas's factor-2 grid (config/config.yaml)
 SNR_RANGE = (2.0**-7, 16.0)
 LINES = [(d, n) for d in (1e3, 1e4, 1e5, 1e6, 1e7) for n in (10, 20, 40) if d >= 5 * n * n]
-COARSE, REFINED = (1, 2), tuple(range(1, 9))
+COARSE, REFINED = (1, 2), tuple(range(1, 5))  # the default's refinement seeds (config/config.yaml)
 
 
 def coarse_norms(d: float) -> list[float]:

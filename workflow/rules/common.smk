@@ -63,6 +63,25 @@ def job_tables(model, table):
     )
 
 
+def training_runs():
+    """Every training job's runs table (each run's wall time: the summary's job time per part)."""
+    real = expand(paths.REAL_JOB, cell=W.plan.real_cells, table="runs")
+    return [f for model in W.models for f in job_tables(model, "runs")] + real
+
+
+def fitted_tables(table):
+    """The fitted sweeps' job tables of one kind, and their refinement's (not the step check's):
+    what the limit reads, so that it starts once the atlas is trained, not the whole model.
+    """
+    refine = W.refinement_prefixes()[0] + "_"
+    refined = [
+        job for job in refinement_jobs(W.fits["model"]) if job.startswith(refine)
+    ]
+    return expand(paths.SYNTHETIC_JOB, job=W.fitted_jobs, table=table) + expand(
+        paths.REFINEMENT_JOB, rjob=refined, table=table
+    )
+
+
 def artifact_input(spec, model=None):
     """The files an artifact input names (benign.workplan.WorkPlan.input_files)."""
     return W.input_files(spec, model, expand)

@@ -8,13 +8,12 @@ rule limit_atlas:
     """Every atlas line's t = infinity labels (W fixed at W0), refined about their crossings, and
     the global selection's kinds at each atlas run's data."""
     input:
-        runs=lambda wc: expand(
-            rules.aggregate_synthetic.output.runs, model=W.fits["model"]
-        ),
+        runs=lambda wc: fitted_tables("runs"),
     output:
         **paths.tables(paths.LIMIT, paths.LIMIT_TABLES),
     log:
         "logs/synthetic/limit_atlas.log",
+    priority: ATLAS_FIRST
     group:
         W.plan.cluster.group
     conda:

@@ -1,7 +1,8 @@
 """Real-data half: fetch data sets, cache backbone features, train query/key under label noise.
 
-Its jobs go first (priority): the fine-tuning jobs are the workflow's longest, so starting
-them early leaves the many short synthetic jobs to fill the cores at the end."""
+Its jobs go first after the fitted atlas's chain (priority, workflow/rules/synthetic.smk): the
+fine-tuning jobs are the workflow's longest, so starting them early leaves the many short
+synthetic jobs to fill the cores at the end."""
 
 
 rule fetch_dataset:

@@ -36,8 +36,7 @@ rule summary:
     """results/summary.md: every table's numbers beside their artifact (benign/tables/summary.py)."""
     input:
         tables=[a.files(model)[0] for a, model in W.drawn() if a.kind == "table"],
-        synthetic_runs=expand(rules.aggregate_synthetic.output.runs, model=W.models),
-        real_runs=rules.aggregate_real.output.runs if W.plan.real_cells else [],
+        job_runs=lambda wc: training_runs(),
     output:
         report(paths.SUMMARY, caption="../report/summary.rst", category="Summary"),
     log:
@@ -48,7 +47,7 @@ rule summary:
         "../envs/benign.yaml"
     params:
         configfiles=[str(f) for f in workflow.configfiles],
-        forecast=lambda wc: W.forecast(every=True).training(),  # the refinement as planned
+        forecast=lambda wc: W.forecast(every=True).training_parts(),  # the refinement as planned
         code=code("summary.py"),
     script:
         "../scripts/summary.py"

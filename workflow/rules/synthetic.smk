@@ -1,4 +1,11 @@
-"""Synthetic half: train the token-selection model and the one-layer encoder, aggregate."""
+"""Synthetic half: train the token-selection model and the one-layer encoder, aggregate.
+
+The fitted atlas's chain goes first (priority ATLAS_FIRST, above the real half's): its coarse
+jobs, the refinement they plan and the limit read one another in turn, so started late they
+would leave one core working alone at the end; every other job fills the cores around them.
+"""
+
+ATLAS_FIRST = 60  # above the real-data chain's 50 (workflow/rules/real.smk)
 
 
 rule train_synthetic:
@@ -7,6 +14,7 @@ rule train_synthetic:
         **paths.tables(paths.SYNTHETIC_JOB),
     log:
         "logs/synthetic/train_{job}.log",
+    priority: lambda wc: ATLAS_FIRST if wc.job in W.fitted_jobs else 0
     conda:
         "../envs/benign.yaml"
     resources:
@@ -41,6 +49,7 @@ checkpoint plan_refinement:
         paths.REFINEMENT_PLAN,
     log:
         "logs/synthetic/plan_refinement.log",
+    priority: ATLAS_FIRST
     conda:
         "../envs/benign.yaml"
     params:
@@ -60,6 +69,7 @@ rule train_refinement:
         **paths.tables(paths.REFINEMENT_JOB),
     log:
         "logs/synthetic/train_{rjob}.log",
+    priority: ATLAS_FIRST
     conda:
         "../envs/benign.yaml"
     resources:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from benign.core.io import log_to
+from benign.plan.forecast import measured
 from benign.tables.summary import summary
 
 
@@ -45,21 +46,15 @@ def commit() -> str:
 
 
 log_to(snakemake.log[0])
-halves = {"synthetic half": snakemake.input.synthetic_runs, "real half": snakemake.input.real_runs}
-runs = {
-    half: [
-        pd.read_parquet(p, columns=["wall_time_s", "device"]) for p in ([paths] if isinstance(paths, str) else paths)
-    ]
-    for half, paths in halves.items()
-}
-devices = sorted({d for frames in runs.values() for f in frames for d in f["device"].dropna().unique()})
+files = [snakemake.input.job_runs] if isinstance(snakemake.input.job_runs, str) else list(snakemake.input.job_runs)
+devices = sorted({d for f in files for d in pd.read_parquet(f, columns=["device"])["device"].dropna().unique()})
 header = {
     "commit": commit(),
     "written": time.strftime("%Y-%m-%d %H:%M %Z"),
     "machine": f"{cpu_model()}, {os.cpu_count()} cores, {memory_gib()}; devices of the runs: {', '.join(devices)}",
     "config files": ", ".join(dict.fromkeys(os.path.relpath(f) for f in snakemake.params.configfiles)),
 }
-seconds = {half: float(sum(f["wall_time_s"].sum() for f in frames)) for half, frames in runs.items() if frames}
 summary(
-    {Path(p).stem: p for p in snakemake.input.tables}, snakemake.output[0], header, seconds, snakemake.params.forecast
-)
+    {Path(p).stem: p for p in snakemake.input.tables}, snakemake.output[0], header, measured(files),
+    snakemake.params.forecast,
+)  # fmt: skip
