@@ -27,7 +27,7 @@ def atlas() -> tuple[pd.DataFrame, pd.DataFrame]:
     labels at steps 1, 10 and 100."""
     runs, labels = [], []
     for d, n in LINES:
-        law = first_step.boundary("selects_hardmax", d, n)
+        law = first_step.boundary("selects_hardmax", d, n, criteria=CRITERIA)
         for seed in range(4):
             for k in range(-24, 25):
                 m = law * 2 ** (k / 8 + seed / 32)
@@ -71,7 +71,7 @@ def test_the_table_and_the_figure_show_the_path(tmp_path, monkeypatch):
         save(fig, stem, note)
 
     monkeypatch.setattr(atlas_figures, "save", keep)
-    atlas_figures.boundaries_along_time(table, tmp_path / "figure")
+    atlas_figures.boundaries_along_time(table, runs, tmp_path / "figure")
     assert (tmp_path / "figure.png").exists() and drawn["panels"] == 4
     hard = table[table["label"] == "selects_hardmax"]
     plotted = [line.get_ydata() for line in drawn["lines"] if len(line.get_ydata()) == len(hard)]

@@ -6,11 +6,13 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection, QuadMesh
 
-from benign.analysis import metrics
+from benign.analysis import gap_growth, metrics
+from benign.analysis.theory import regime_fractions
 from benign.figures import dynamics, heatmaps, projection, style
 from benign.figures import real as real_figures
 from benign.real import schema as real_schema
 from benign.synthetic import schema as syn_schema
+from benign.synthetic import spec
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.token_projection import token_projection
 from tests.helpers import frames
@@ -267,7 +269,7 @@ def delayed_tables(nan_in_ok_run=False):
 def test_delayed_generalization(tmp_path, drawn):
     """Each curve is the mean over the ok runs' logged steps past 0 (the diverged run left out)."""
     runs, curves = delayed_tables()
-    dynamics.delayed_generalization(runs, curves, tmp_path / "delayed")
+    dynamics.delayed_generalization(runs, curves, tmp_path / "delayed", loss_threshold=0.5)
     assert_rendered(tmp_path / "delayed")
     top, bottom = drawn["delayed"]
     ok = (
@@ -281,7 +283,7 @@ def test_delayed_generalization(tmp_path, drawn):
 def test_delayed_generalization_refuses_nan_in_ok_run(tmp_path):
     runs, curves = delayed_tables(nan_in_ok_run=True)
     with pytest.raises(ValueError, match="non-finite"):
-        dynamics.delayed_generalization(runs, curves, tmp_path / "delayed")
+        dynamics.delayed_generalization(runs, curves, tmp_path / "delayed", loss_threshold=0.5)
 
 
 DATASETS = [
@@ -391,7 +393,7 @@ def test_a_constant_panel_states_its_value_instead_of_a_colour_bar():
     plt.close(fig)
 
 
-def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
+def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path, monkeypatch, drawn):
     import pandas as pd
 
     from benign.analysis.boundaries import BOUNDARIES
@@ -427,8 +429,12 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
                       {"setting": "atlas_convergence", "factor": 2})  # fmt: skip
     atlas, labels = view["runs"], view["labels"]
     assert set(view["convergence"]["d"]) == {20, 40} and set(view["convergence"]["boundary"]) == set(BOUNDARY_NAMES)
-    step_tables.step_convergence(view["convergence"], tmp_path / "steps")
-    atlas_figures.step_convergence(view["convergence"], tmp_path / "steps_figure")
+    notes = {}
+    save = atlas_figures.save
+    monkeypatch.setattr(atlas_figures, "save", lambda fig, stem, note: (notes.update({stem.name: note}),
+                                                                       save(fig, stem, note)))  # fmt: skip
+    step_tables.step_convergence(view["convergence"], atlas, tmp_path / "steps")
+    atlas_figures.step_convergence(view["convergence"], atlas, tmp_path / "steps_figure")
     assert_rendered(tmp_path / "steps_figure")
     one_step_tables.one_step_regime(runs, curves, "one_step", criteria, tmp_path / "one")
     one_step_figures.one_step_regime(runs, curves, "one_step", criteria, tmp_path / "one_figure")
@@ -440,7 +446,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     assert (tmp_path / "rb.md").read_text().startswith("## Synthetic data: fitted regime boundaries")
     atlas_figures.regime_map(atlas, labels, pd.read_csv(tmp_path / "rb.csv"), tmp_path / "map")
     assert_rendered(tmp_path / "map")
-    atlas_figures.boundary_scaling(pd.read_csv(tmp_path / "rb.csv"), tmp_path / "scaling")
+    atlas_figures.boundary_scaling(pd.read_csv(tmp_path / "rb.csv"), atlas, tmp_path / "scaling")
     assert_rendered(tmp_path / "scaling")
     annotated = annotate(atlas, curves, criteria)
     atlas_figures.generalization_delay(annotated, curves, tmp_path / "delay", bands=2)
@@ -454,6 +460,37 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path):
     )
     atlas_figures.gap_clock(atlas, labels, curves, tmp_path / "clock")
     assert_rendered(tmp_path / "clock")
+    # every atlas table and figure states the sweep's fixed parameters: this atlas's step size 1.5, T, rho
+    fixed = spec.fixed_text(atlas)
+    assert "step_size 1.5" in fixed and "T " in fixed and "rho " in fixed
+    for table in ("steps", "rb", "times", "gaps"):
+        assert fixed in (tmp_path / f"{table}.md").read_text(), table
+    assert set(notes) == {"steps_figure", "map", "scaling", "delay", "clock"}
+    assert all(note.endswith(fixed) for note in notes.values()), notes
+    # what each atlas figure drew is the data it was given
+    cells = regime_fractions(labels, atlas, ["d", "n", "signal_norm"])
+    panels = {p["title"]: p for p in drawn["map"]}
+    for (horizon, n), at in cells.groupby(["horizon", "n"]):
+        got = sorted(map(tuple, panels[f"n = {n:g}, horizon {horizon:,}"]["points"]))
+        assert got == sorted(zip(at["d"].astype(float), at["signal_norm"].astype(float))), (horizon, n)
+    rb = pd.read_csv(tmp_path / "rb.csv")
+    for panel, (name, rows) in zip(drawn["steps_figure"], view["convergence"].groupby("boundary", sort=False)):
+        assert panel["title"].startswith(name)
+        got = sorted(
+            (float(x), float(y)) for xs, ys in panel["lines"][1:] for x, y in zip(xs, ys)
+        )  # past the bracket line
+        assert got == sorted(zip(rows["d"].astype(float), rows["largest_shift"].fillna(0.0).astype(float))), name
+    for i, (name, rows) in enumerate(rb.groupby("boundary", sort=False)):
+        a_panel = drawn["scaling"][4 * i + 1]  # per boundary: the decade slopes, then a, b and e
+        assert a_panel["title"] == f"{name}: exponent of d, law (i)"
+        rows = rows.sort_values("horizon")
+        assert any(np.array_equal(x, rows["horizon"].to_numpy(float)) and np.allclose(y, rows["a"], equal_nan=True)
+                   for x, y in a_panel["lines"]), name  # fmt: skip
+    growth = gap_growth.benign_growth(atlas, curves, labels[labels["horizon"] == labels["horizon"].max()])
+    band = growth[~growth["saturated"].astype(bool)]
+    assert len(drawn["clock"][0]["lines"]) == len(band) + 1  # a curve per unsaturated benign run, and slope 1
+    for panel in drawn["delay"]:  # one Kaplan-Meier curve per SNR band with runs, each a fraction reached
+        assert 1 <= len(panel["lines"]) <= 2 and all(0 <= y.min() and y.max() <= 1 for _, y in panel["lines"])
 
 
 def test_real_test_dynamics_renders(tmp_path):

@@ -33,7 +33,7 @@ CRITERIA = Criteria(**default("synthetic.regime"))
 def ladder(d: int, n: int, below: int = 6, above: int = 6) -> list[float]:
     """||mu|| on a factor-2^(1/2) grid around the first step's hard-max boundary, offset by
     2^(1/4) so that no norm sits on it: 2^-2.75 to 2^2.75 of it by default."""
-    b = boundary("selects_hardmax", d, n)
+    b = boundary("selects_hardmax", d, n, criteria=CRITERIA)
     return [b * 2 ** ((2 * i + 1) / 4) for i in range(-below, above)]
 
 
@@ -180,11 +180,11 @@ def test_a_run_labels_alike_alone_and_in_a_batch_whose_mates_set_its_clock():
 @pytest.mark.slow
 def test_the_flow_places_a_crossing_where_gradient_descent_does_to_the_atlas_resolution(monkeypatch):
     """Finer than brackets of a factor 2^(1/2): W frozen at W0 (the limit's model), d 10^3, n 10,
-    a ladder of 2^(1/32) (0.0217 in ln, half the atlas's resolution of 2^(1/16)) across the hard-max
+    a ladder of 2^(1/32) (0.0217 in ln, a quarter of the atlas's resolution of 2^(1/8)) across the hard-max
     and argmax crossings at 10^5 steps; gradient descent and the flow place each within one rung
     of the other, so the flow's error in a crossing is below the resolution the atlas claims."""
     d, n = 1000, 10
-    centre = boundary("selects_hardmax", d, n) * 0.84  # about where training puts the plateau
+    centre = boundary("selects_hardmax", d, n, criteria=CRITERIA) * 0.84  # about where training puts the plateau
     norms = [centre * 2 ** (k / 32) for k in range(-8, 9)]  # +-0.17 in ln
     found = {}
     for integrator in ("gd", "flow"):

@@ -96,3 +96,14 @@ def test_the_maximum_likelihood_is_consistent_without_censoring_error():
     params = ic.maximise(X, np.zeros(len(d)), lower, upper, floor=1e-4)
     assert params[:3] == pytest.approx([C, A, B], abs=0.02)
     assert math.exp(params[3]) == pytest.approx(0.1, rel=0.05)
+
+
+def test_a_sigma_the_data_cannot_bound_stops_at_its_ceiling():
+    """A left-censored and a right-censored crossing at one setting, the right one's end above the
+    left one's: the likelihood grows with sigma for ever (as in a jackknife refit that keeps only
+    censored crossings). The fit stops sigma at ten times the span of the ends plus one, with no
+    overflow, and the mean between them."""
+    lower, upper = np.array([0.0, math.e]), np.array([1.0, math.inf])
+    params = ic.maximise(np.ones((2, 1)), np.zeros(2), lower, upper, floor=0.01)
+    assert math.exp(params[-1]) == pytest.approx(10 * (1 + 1), rel=1e-6)
+    assert 0.0 < params[0] < 1.0

@@ -39,7 +39,7 @@ def _hand_atlas(plateau_shift: float, twin_shift: float, limit_shift: float, spr
     runs, labels, limit = [], [], []
     for d in (1e3, 1e4, 1e5):
         for n in (10, 40):
-            law = first_step.boundary("selects_hardmax", d, n)
+            law = first_step.boundary("selects_hardmax", d, n, criteria=CRITERIA)
             for seed in range(1, 5):
                 own = rng.normal(0, spread)  # the line's own draw, shared by its stages
                 grid = law * STEP ** (np.arange(-12, 13) + seed / 4)

@@ -16,6 +16,8 @@ import pytest
 
 from benign.analysis import first_step
 from benign.analysis.crossings import crossings
+from benign.analysis.theory import Criteria
+from benign.plan.schema import default
 from benign.synthetic import svm_limit
 
 SETTINGS = [
@@ -24,17 +26,19 @@ SETTINGS = [
     dict(T=16, rho=0.05, eta=0.25, sigma=2.0, n=24),  # 6 flips: the rate 0.25 exactly
 ]
 D, SEEDS, HORIZON = 100_000, (1, 2, 3, 4), 10**6
+CRITERIA = Criteria(**default("synthetic.regime"))  # the labels' thresholds, as the config's schema sets them
 
 
 def sides(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"limit": frame["test_err_hardmax"].to_numpy() <= 0.25 + 1e-9,
-                         "plateau": frame["test_err_trained"].to_numpy() <= 0.25 + 1e-9})  # fmt: skip
+    error = CRITERIA.hardmax_threshold
+    return pd.DataFrame({"limit": frame["test_err_hardmax"].to_numpy() <= error + 1e-9,
+                         "plateau": frame["test_err_trained"].to_numpy() <= error + 1e-9})  # fmt: skip
 
 
 def shifts(setting: dict) -> dict[str, np.ndarray]:
     """Per line, ln of the plateau's and of the limit's crossing over the law's (bracket midpoints)."""
     T, rho, eta, sigma, n = (setting[k] for k in ("T", "rho", "eta", "sigma", "n"))
-    law = first_step.boundary("selects_hardmax", D, n, T, rho, eta, sigma)
+    law = first_step.boundary("selects_hardmax", D, n, T, rho, eta, sigma, criteria=CRITERIA)
     out = {"limit": [], "plateau": []}
     for seed in SEEDS:
         line = dict(d=D, n=n, T=T, rho=rho, eta=eta, sigma=sigma, n_test=1000, seed=seed, engine="gram",

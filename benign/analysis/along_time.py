@@ -25,9 +25,8 @@ REFERENCE = 1000  # steps: the cumulative shift is counted from the first horizo
 def law_crossings(lines: pd.DataFrame, label: str, criteria: Criteria) -> pd.Series:
     """The first step's ||mu||* at each row's (d, n) and data parameters (:data:`DATA`), at the
     label's threshold."""
-    thresholds = {"rate_threshold": criteria.rate_threshold, "hardmax_threshold": criteria.hardmax_threshold}
     return lines.apply(lambda r: first_step.boundary(label, r["d"], int(r["n"]), int(r["T"]), r["rho"], r["eta"],
-                                                     r["sigma"], **thresholds), axis=1)  # fmt: skip
+                                                     r["sigma"], criteria=criteria), axis=1)  # fmt: skip
 
 
 def law_terms(runs: pd.DataFrame, label: str, criteria: Criteria) -> dict:

@@ -109,15 +109,18 @@ def hardmax_error(signal_norm: float, d, n: int, T: int = 8, rho: float = 0.1, e
     return float(sum(p[k] * wrong[k] for k in p))
 
 
-def boundary(label: str, d, n: int, T: int = 8, rho: float = 0.1, eta: float = 0.2, sigma: float = 1.0,
-             rate_threshold: float = 0.5, hardmax_threshold: float = 0.25, signal_part: bool = False) -> float:  # fmt: skip
+def boundary(label: str, d, n: int, T: int = 8, rho: float = 0.1, eta: float = 0.2, sigma: float = 1.0, *,
+             criteria, signal_part: bool = False) -> float:  # fmt: skip
     """||mu||* of ``label`` (:data:`LABELS`) after the first step: where the argmax rate reaches
-    ``rate_threshold`` or the hard-max error falls to ``hardmax_threshold`` (the labels'
-    thresholds, benign.analysis.theory.Criteria); ``signal_part``: as :func:`kappa`."""
+    ``criteria.rate_threshold`` or the hard-max error falls to ``criteria.hardmax_threshold``
+    (``criteria``: the labels' thresholds, benign.analysis.theory.Criteria, whose one owner is the
+    config's schema); ``signal_part``: as :func:`kappa`."""
     if label == "selects_argmax":
-        gap = lambda lm: argmax_rate(math.exp(lm), d, n, T, rho, eta, sigma, signal_part) - rate_threshold  # noqa: E731
+        rate = criteria.rate_threshold
+        gap = lambda lm: argmax_rate(math.exp(lm), d, n, T, rho, eta, sigma, signal_part) - rate  # noqa: E731
     elif label == "selects_hardmax":
-        gap = lambda lm: hardmax_threshold - hardmax_error(math.exp(lm), d, n, T, rho, eta, sigma, signal_part)  # noqa: E731
+        error = criteria.hardmax_threshold
+        gap = lambda lm: error - hardmax_error(math.exp(lm), d, n, T, rho, eta, sigma, signal_part)  # noqa: E731
     else:
         raise ValueError(f"label must be one of {LABELS}, got {label!r}")
     top = math.log(sigma * 100 * (float(d) / n) ** 0.25)  # kappa grows like ||mu||^2: far above any crossing
@@ -125,13 +128,13 @@ def boundary(label: str, d, n: int, T: int = 8, rho: float = 0.1, eta: float = 0
 
 
 def exponents(label: str, d: float, n: float, T: int = 8, rho: float = 0.1, eta: float = 0.2,
-              sigma: float = 1.0, step: float = 0.05) -> dict[str, float]:  # fmt: skip
+              sigma: float = 1.0, step: float = 0.05, *, criteria) -> dict[str, float]:  # fmt: skip
     """The law's local exponents of d and n at (d, n), a = dln||mu||*/dln d and b likewise
     (central differences over a factor exp(step); n at its realised flip rate), and c =
-    ||mu||* / (d / n)^(1/4)."""
+    ||mu||* / (d / n)^(1/4); ``criteria``: as :func:`boundary`."""
     eta = realised_eta(int(n), eta) if float(n).is_integer() else eta
-    at = lambda dd, nn: math.log(boundary(label, dd, nn, T, rho, eta, sigma))  # noqa: E731
+    at = lambda dd, nn: math.log(boundary(label, dd, nn, T, rho, eta, sigma, criteria=criteria))  # noqa: E731
     e = math.exp(step)
     a = (at(d * e, n) - at(d / e, n)) / (2 * step)
     b = (at(d, n * e) - at(d, n / e)) / (2 * step)  # n real: the flip rate held at n's
-    return {"a": a, "b": b, "c": boundary(label, d, n, T, rho, eta, sigma) / (d / n) ** 0.25}
+    return {"a": a, "b": b, "c": boundary(label, d, n, T, rho, eta, sigma, criteria=criteria) / (d / n) ** 0.25}

@@ -61,16 +61,20 @@ def negative_log_likelihood(params, X, offset, lower, upper) -> tuple[float, np.
 
 
 def maximise(X, offset, lower, upper, floor: float) -> np.ndarray:
-    """The maximum-likelihood (beta, log sigma), sigma held at or above ``floor``, by scipy's
-    L-BFGS-B from a least-squares start on the intervals' midpoints (in log)."""
+    """The maximum-likelihood (beta, log sigma), sigma held at or above ``floor`` and at most ten
+    times the span of the intervals' finite ends plus one (in log: where the data cannot bound
+    sigma, as when every crossing a jackknife refit keeps is censored, its likelihood grows with
+    sigma for ever), by scipy's L-BFGS-B from a least-squares start on the intervals' midpoints."""
     finite = np.isfinite(upper) & (lower > 0)
     mid = np.where(finite, np.sqrt(lower * np.where(finite, upper, 1.0)), np.where(lower > 0, lower * 2, upper / 2))
     scale = np.where(np.ptp(X, axis=0) > 0, X.std(axis=0), 1.0)  # columns on one scale: log d spans ~10
     Xs = X / scale
     beta = np.linalg.lstsq(Xs, np.log(mid) - offset, rcond=None)[0]
     resid = np.log(mid) - offset - Xs @ beta
-    start = np.r_[beta, math.log(max(resid.std(), floor))]
-    bounds = [(None, None)] * X.shape[1] + [(math.log(floor), None)]
+    ends = np.log(np.r_[lower[lower > 0], upper[np.isfinite(upper)]])
+    ceiling = max(10 * ((float(np.ptp(ends)) if ends.size else 0.0) + 1), 2 * floor)
+    start = np.r_[beta, math.log(min(max(resid.std(), floor), ceiling))]
+    bounds = [(None, None)] * X.shape[1] + [(math.log(floor), math.log(ceiling))]
     res = minimize(negative_log_likelihood, start, args=(Xs, offset, lower, upper), jac=True, method="L-BFGS-B",
                    bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 5000})  # fmt: skip
     return np.r_[res.x[:-1] / scale, res.x[-1]]

@@ -184,15 +184,11 @@ def cell_shifts(runs: pd.DataFrame, labels: pd.DataFrame, limit: pd.DataFrame, c
                                   & np.isfinite(at_limit["upper"])]  # fmt: skip
                 p = data.loc[(d, n)]
                 args = (label, d, int(n), int(p["T"]), p["rho"], p["eta"], p["sigma"])
-                thresholds = {
-                    "rate_threshold": criteria.rate_threshold,
-                    "hardmax_threshold": criteria.hardmax_threshold,
-                }
-                law = first_step.boundary(*args, **thresholds)
+                law = first_step.boundary(*args, criteria=criteria)
                 mid = np.sqrt(closed["lower"].to_numpy(float) * closed["upper"].to_numpy(float))
                 at = twin[(twin["d"] == d) & (twin["n"] == n)]
                 row.update(limit_crossing=float(np.exp(np.log(mid).mean())) if len(mid) else np.nan, law_crossing=law,
-                           law_omitted=math.log(first_step.boundary(*args, **thresholds, signal_part=True) / law),
+                           law_omitted=math.log(first_step.boundary(*args, criteria=criteria, signal_part=True) / law),
                            differs=float(at["differs"].mean()), locally_optimal=float(at["locally_optimal"].mean()),
                            changed=float(at["changed"].mean()), cosine=float(at["cosine"].median()))  # fmt: skip
                 rows.append(row)

@@ -97,6 +97,8 @@ LIMIT_VIEW = View(
 SWEEPS = View(
     sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": Constant("atlas_settings")}
 )
+# the atlas's runs alone: what a figure drawn from a fitted table reads for the fixed parameters it states
+ATLAS_RUNS = View(sweeps_view, reads=("runs", "curves"), gives=("runs",), params=SWEEPS.params)
 # the atlas's fitted tables: their labels, at the claimed resolution
 ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
                    params={"resolution_limit": Key("synthetic.boundary_fits.resolution")})  # fmt: skip
@@ -125,7 +127,7 @@ ENTRIES = entries(
              params={"criteria": Key("synthetic.regime"), "horizons": Key("synthetic.regimes_table.horizons")}),
     Artifact("step_convergence", "table", "Theorem 4.1", "the step check: the atlas's crossings at the step "
              "halved and the steps doubled, per boundary and d, with the verdict", "Tables", when="boundary_fits",
-             function=step_convergence.step_convergence, inputs=FITTED, view=atlas_of("convergence")),
+             function=step_convergence.step_convergence, inputs=FITTED, view=atlas_of("convergence", "runs")),
     Artifact("regime_boundaries", "table", "Theorem 4.1", "regime boundaries: one fit per boundary and horizon "
              "over the atlas, beside the theory's exponents", function=boundaries.regime_boundaries,
              view=atlas_of("runs", "labels", "criteria", "convergence"),
@@ -177,17 +179,18 @@ ENTRIES = entries(
     Artifact("step_convergence", "figure", "Theorem 4.1", "the step check: each boundary's crossing shift "
              "per d when the step is halved, beside the crossings' own resolution", "Synthetic",
              when="boundary_fits", function=atlas.step_convergence, inputs={**FITTED},
-             view=atlas_of("convergence"), caption="step_convergence_figure"),
+             view=atlas_of("convergence", "runs"), caption="step_convergence_figure"),
     Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
              "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
              function=one_step.one_step_regime, inputs={"runs": RUNS("token"), "curves": CURVES("token")},
              params={"sweep": Constant("one_step"), "criteria": Key("synthetic.regime")}, caption="one_step_regime_figure"),
     Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
-             "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling, inputs={"fits": FITS_TABLE()}),
+             "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling,
+             inputs={**FITTED, "fits": FITS_TABLE()}, view=ATLAS_RUNS),
     Artifact("boundaries_along_time", "figure", "Theorem 4.1", "each boundary's a, b and c against the "
              "normalised time from the first step, beside the theory's and the first step's law", "Synthetic",
-             when="boundary_fits", function=atlas.boundaries_along_time, inputs={"path": ALONG_TIME_TABLE()},
-             caption="boundaries_along_time_figure"),
+             when="boundary_fits", function=atlas.boundaries_along_time,
+             inputs={**FITTED, "path": ALONG_TIME_TABLE()}, view=ATLAS_RUNS, caption="boundaries_along_time_figure"),
     Artifact("gap_clock", "figure", "Section 4", "the attention gap's clock g and the test loss r against "
              "the steps in the benign band, and the clock's rate against ||mu||", "Synthetic", when="boundary_fits",
              function=atlas.gap_clock, inputs=FITTED, view=atlas_of("runs", "labels", "curves")),

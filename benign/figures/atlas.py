@@ -101,11 +101,11 @@ def regime_map(runs: pd.DataFrame, labels: pd.DataFrame, fits: pd.DataFrame, ste
             f"of seeds in each (grey: no label); {seeds_note(runs)}; label of the last logged step at or before the "
             "horizon; a panel holds the runs that reached its horizon; laws fitted to the crossings, drawn where they "
             "beat the base rate on held-out lines: results/tables/regime_boundaries")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; fixed: {spec.fixed_text(runs)}")
 
 
 @plt.rc_context(STYLE)
-def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> None:
+def step_convergence(convergence: pd.DataFrame, runs: pd.DataFrame, stem: PathLike) -> None:
     """Per boundary, against d: the largest change of a check crossing's bracket midpoint (in
     ln ||mu||*) when the step is divided by the check's factor (the same normalised time), beside
     the width of one seed's bracket (a crossing that moves beyond its own interval); a d where one
@@ -134,7 +134,7 @@ def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> None:
     note = (f"the check's (d, n, seed) lines at the step divided by {factor} for {factor} times the steps, read at the "
             "same normalised time as the atlas's longest horizon, on the same norms; a crossing moves beyond its "
             "own interval where its brackets at the two steps are disjoint; results/tables/step_convergence")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; the atlas fixed: {spec.fixed_text(runs)}")
 
 
 def _or0(value) -> float:
@@ -152,7 +152,7 @@ def _decades(fits: pd.DataFrame) -> list[tuple[str, float, float]]:
 
 
 @plt.rc_context(STYLE)
-def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
+def boundary_scaling(fits: pd.DataFrame, runs: pd.DataFrame, stem: PathLike) -> None:
     """Per boundary: the local slope of log ||mu||* in each decade of d (law (iii)) with its 95%
     interval, one colour per horizon, beside the theory's exponent of d and law (i)'s a over the
     whole range; and a, b and e of law (i) against the horizon. A reader sees whether the slope
@@ -206,7 +206,7 @@ def boundary_scaling(fits: pd.DataFrame, stem: PathLike) -> None:
     note = ("crossings of each (d, n, seed) line fitted by interval-censored maximum likelihood; bars 95% intervals; "
             "left: law (iii), one slope per decade of d; right: law (i) c d^a n^b (e: a log d log n term added); "
             "results/tables/regime_boundaries")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; fixed: {spec.fixed_text(runs)}")
 
 
 @plt.rc_context(STYLE)
@@ -239,7 +239,7 @@ def generalization_delay(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     note = (f"fit time: flipped labels fitted from then on; generalization time: attention selects at test time from then "
             f"on (docs/regimes.md#milestones); {seeds_note(ok)}; SNR = ||mu|| / (sigma sqrt d) in quantile bands; "
             "censored at the horizon; regressions: results/tables/generalization_times")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; fixed: {spec.fixed_text(ok)}")
 
 
 @plt.rc_context(STYLE)
@@ -287,11 +287,11 @@ def gap_clock(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame, st
             f"readout selecting) whose attention is not saturated at the machine's precision, {len(band)} runs (of "
             f"{len(growth)}), colour: d; {seeds_note(runs)}; Lambda: the relevant logit minus the "
             "log-sum-exp of the others; results/tables/gap_dynamics")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; fixed: {spec.fixed_text(runs)}")
 
 
 @plt.rc_context(STYLE)
-def boundaries_along_time(path: pd.DataFrame, stem: PathLike) -> None:
+def boundaries_along_time(path: pd.DataFrame, runs: pd.DataFrame, stem: PathLike) -> None:
     """Law (i)'s a, b and c of every boundary against the normalised time, from the first step,
     with 95% intervals, beside the theory's exponents and, for the argmax and hard-max labels, the
     first step's law over the same design (a star at step 1's time); and the lines' mean crossing
@@ -340,4 +340,4 @@ def boundaries_along_time(path: pd.DataFrame, stem: PathLike) -> None:
     note = ("crossings of each (d, n, seed) line at each horizon, law (i) c d^a n^b by interval-censored maximum "
             "likelihood; bars 95% intervals (the lines' jackknife); the first step's law: "
             "benign.analysis.first_step, fitted over the atlas's (d, n) lines; results/tables/boundaries_along_time")  # fmt: skip
-    save(fig, stem, note)
+    save(fig, stem, note + f"; fixed: {spec.fixed_text(runs)}")

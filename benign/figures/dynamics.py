@@ -150,7 +150,8 @@ def delayed_generalization(
     stem: PathLike,
     setting: str = "delayed",
     model: str = "token",
-    loss_threshold: float = 0.5,
+    *,
+    loss_threshold: float,
 ) -> None:
     """Delayed generalization (the paper's Section 4 claim), two panels over gradient steps (log x axis), mean over seeds with a min-max band.
     Top: train accuracy (all, clean, flipped labels fitted), test accuracy, and what attention

@@ -246,6 +246,21 @@ SYMBOLS = {f.name: f.metadata["symbol"][0] or f.name for f in FIELDS}
 TEX = {f.name: f.metadata["symbol"][1] or f.name for f in FIELDS}
 
 
+def fixed_text(runs) -> str:
+    """The run parameters (:data:`COLUMNS`) that take one value over ``runs`` (a runs table), as
+    text ('T 8; rho 0.1; ...'): what an atlas's tables and figures state, so that an atlas of
+    other fixed parameters (T = 16, another step size or integrator) does not read as the default's."""
+    parts = []
+    for key in COLUMNS:
+        if key not in runs or key in ("setting", "sweeps", "model"):
+            continue
+        values = runs[key].dropna().unique().tolist()
+        if len(values) == 1:
+            v = values[0]
+            parts.append(f"{key} {v:g}" if isinstance(v, float) else f"{key} {v}")
+    return "; ".join(parts) or "none"
+
+
 def batch_key(run: dict) -> tuple:
     """What the runs of one batch share, from a run's dict (plain types: the planner's runs)."""
     return tuple(run.get(k) for k in BATCH_KEYS)

@@ -140,7 +140,7 @@ def _changes(frame: pd.DataFrame, sides, resolution: float, parts: int = 4) -> n
         m = one["signal_norm"].to_numpy(float)
         for i in np.flatnonzero((labels[1:] != labels[:-1]).any(axis=1)):
             width = math.log(m[i + 1] / m[i])
-            if width > math.log(resolution) * (1 + 1e-3):  # 2^(1/16) is the atlas's 1.044, to its digits
+            if width > math.log(resolution) * (1 + 1e-3):  # the config rounds its resolution (2^(1/8) as 1.0905)
                 k = min(parts, math.ceil(width / math.log(resolution) - 1e-3))
                 out += [m[i] * math.exp(width * j / k) for j in range(1, k)]
     return np.unique(np.round(out, 9))

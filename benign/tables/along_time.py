@@ -8,6 +8,7 @@ import pandas as pd
 
 from benign.analysis.along_time import boundary_path, settled_from
 from benign.analysis.theory import Criteria
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
@@ -74,6 +75,7 @@ def boundaries_along_time(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Cr
     span = f"{table['horizon'].min():g} to {table['horizon'].max():g} steps" if len(table) else "no horizon"
     header = [
         "## Synthetic data: the boundaries along time",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         f"Law (i), ||mu||* = c d^a n^b, fitted to the atlas's crossings at every horizon from {span} (intervals: "
         "the delete-one-(d, n)-line jackknife, Student's t over the lines). An exponent already present at step 1 "
         "is the set-up's, not the dynamics': the first step's law (docs/regimes.md#the-first-step) gives the "

@@ -12,6 +12,7 @@ import pandas as pd
 from benign.analysis import boundaries, crossings
 from benign.analysis.boundary_fits import COMPARED, GRID, convergence_left_out, fit_boundaries, fitted_model
 from benign.analysis.theory import Criteria
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 LAW_NAMES = {"power": "(i) c d^a n^b", "theory": "(ii) theory x (ln d)^gamma", "decades": "(iii) slope per decade",
@@ -243,6 +244,7 @@ def _header(sweeps, horizons, criteria: str, runs: pd.DataFrame, margin: float) 
     step = f"step size lr sigma^2 d = {steps[0]:g} on every run" if len(steps) == 1 else "mixed step sizes"
     return [
         "## Synthetic data: fitted regime boundaries",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         f"Runs of the sweeps {', '.join(sweeps)}: d from {d[0]:g} to {d[-1]:g} ({math.log10(d[-1] / d[0]):.1f} decades), "
         f"n in {{{', '.join(f'{v:g}' for v in n)}}}, {step} (time = step size x steps), labels ({criteria}) read at "
         f"the last logged step at or before each horizon ({', '.join(map(str, horizons))} steps). Each (d, n, seed) "
@@ -300,6 +302,7 @@ def regime_model(runs: pd.DataFrame, labels: pd.DataFrame, convergence: pd.DataF
     )
     header = [
         "## Synthetic data: the fitted regime model",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         "Per boundary and horizon: law (i) fitted to the atlas's crossings (results/tables/regime_boundaries), with "
         "the covariance of its terms in the CSV. `python -m benign regime` answers from this table: P(side) = "
         "Phi((log ||mu|| - log ||mu||*) / sigma), and its interval from the law's.",

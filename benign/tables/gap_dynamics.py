@@ -9,6 +9,7 @@ import pandas as pd
 
 from benign.analysis import gap_growth
 from benign.analysis.equivalence import verdict
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
@@ -79,6 +80,7 @@ def gap_dynamics(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame,
     exponents, regressions = _exponents(growth), _regressions(growth)
     header = [
         "## Synthetic data: the attention gap's clock on the way to the benign regime",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         "Lambda: the relevant token's logit minus the log-sum-exp of the other tokens'; g(x) = 2x + 2 sinh(x - log T) "
         "at x = Lambda + log T, the gap of s = e^x / (e^x + T); the trainer logs the mean of g over the clean training "
         "samples and over the test samples at each logged step. A test sample's gap holds no memorised noise of its "

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import survival
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, write
 
 COVARIATES = {"x": "SNR or 1/SNR^2", "log_n": "log n", "log_d": "log d", "Intercept": "intercept"}
@@ -31,7 +32,7 @@ def generalization_times(runs: pd.DataFrame, curves: pd.DataFrame, stem: PathLik
     table = pd.DataFrame(rows, columns=["time", "group", "form", "covariate", "coef", "coef_low", "coef_high", "aic",
                                         "better_form", "runs", "censored", "units", "unit"])  # fmt: skip
     medians = survival.band_medians(runs, curves, bands)
-    write(table, _display(table), _header(table, medians, regime), stem)
+    write(table, _display(table), _header(table, medians, regime, runs), stem)
     return table
 
 
@@ -62,7 +63,7 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _header(table: pd.DataFrame, medians, regime: dict) -> list[str]:
+def _header(table: pd.DataFrame, medians, regime: dict, runs: pd.DataFrame) -> list[str]:
     """The heading, how the times and the regressions are read (with the lower-AIC form per time), and the medians."""
     names = {**survival.TIMES, "delay": "delay"}
     better = table[table["better_form"]].drop_duplicates(["group", "time"])
@@ -70,6 +71,7 @@ def _header(table: pd.DataFrame, medians, regime: dict) -> list[str]:
                                                                                 better["form"]))  # fmt: skip
     return [
         "## Synthetic data: fit and generalization times",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         "Per atlas run, each once: the fit time (the first logged step from which the flipped labels stay fitted) and "
         "the generalization time (the first from which attention selects the relevant token at test time), known "
         "between two logged steps, and right-censored at the horizon where not reached: every run is kept. The runs "

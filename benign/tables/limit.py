@@ -22,20 +22,6 @@ def _iv(r, name: str, digits: int = 3, signed: bool = False) -> str:
     return f.format(value) + ends
 
 
-def _setting(runs: pd.DataFrame) -> str:
-    """The atlas's fixed parameters, as its tables state them: every run parameter that takes one
-    value over its runs (benign.synthetic.spec.COLUMNS)."""
-    parts = []
-    for key in spec.COLUMNS:
-        if key not in runs or key in ("setting", "sweeps", "model"):
-            continue
-        values = runs[key].dropna().unique().tolist()
-        if len(values) == 1:
-            v = values[0]
-            parts.append(f"{key} {v:g}" if isinstance(v, float) else f"{key} {v}")
-    return "; ".join(parts) or MISSING
-
-
 def _shift(r) -> str:
     if r["kind"] != "shift" or not np.isfinite(r.get("shift", np.nan)):
         return MISSING
@@ -70,7 +56,7 @@ def boundary_limits(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria
     last = int(labels["horizon"].max()) if len(labels) else 0
     header = [
         "## Synthetic data: the selection boundaries at step 1, at the last horizon and at the limit",
-        f"The atlas's fixed parameters: {_setting(runs)}. Law (i), ||mu||* = c d^a n^b, fitted to the crossings "
+        f"The atlas's fixed parameters: {spec.fixed_text(runs)}. Law (i), ||mu||* = c d^a n^b, fitted to the crossings "
         f"at step 1 and at the last horizon ({last:g} steps) of the atlas (W trained), at the last horizon of each "
         "line's W-frozen twin (the same data, W0 and test set, W fixed at W0, trained by the same flow and step size), "
         "and at t = infinity (the limit), each with the delete-one-(d, n)-line jackknife over the lines. The limit "
@@ -128,7 +114,7 @@ def limit_shifts(runs: pd.DataFrame, curves: pd.DataFrame, labels: pd.DataFrame,
     last = int(labels["horizon"].max()) if len(labels) else 0
     header = [
         "## Synthetic data: the plateaus' shifts from the limit, per cell",
-        f"The atlas's fixed parameters: {_setting(runs)}. Per selection boundary, comparison (as in "
+        f"The atlas's fixed parameters: {spec.fixed_text(runs)}. Per selection boundary, comparison (as in "
         "results/tables/boundary_limits) and (d, n) cell: the shift by the interval-censored fit of the cell's "
         "ratios, its seeds the units (independent draws; Student's t over them with the grid's variance), no words "
         f"(16 cells x 3 comparisons x 2 boundaries, unadjusted), at {last:g} steps; the limit's crossing (the twin's "

@@ -11,6 +11,7 @@ import pandas as pd
 from benign.analysis.n_law import SAMPLES
 from benign.analysis.n_law import n_laws as n_law_table
 from benign.analysis.theory import Criteria
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, write
 
 
@@ -74,6 +75,7 @@ def n_laws(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Criteria, stem: P
     span = np.log10(max(ns) / min(ns)) if ns else np.nan
     header = [
         "## Synthetic data: the exponent of n",
+        f"The runs' fixed parameters: {spec.fixed_text(runs)}.",
         f"Law (i), ||mu||* = c d^a n^b, fitted to the atlas's crossings at each horizon, over n = "
         f"{', '.join(str(int(v)) for v in ns)} ({span:.2f} of a decade; intervals: the delete-one-(d, n)-cell "
         "jackknife, Student's t over the cells). The exponent of n is what the set-up does not give: the theorem has "

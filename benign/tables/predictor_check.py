@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benign.analysis import predictor_check as check
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
@@ -93,6 +94,7 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
     ds, ns = sorted(ok["d"].unique()), sorted(ok["n"].unique())
     header = [
         "## Synthetic data: the regime predictor checked off the grid",
+        f"The runs' fixed parameters: {spec.fixed_text(ok)}.",
         f"Runs of the sweep {sweep} at (d, n) cells no fit reads (d {', '.join(f'{v:g}' for v in ds)}; n "
         f"{', '.join(str(int(v)) for v in ns)}), with seeds of their own, trained at the step size, integrator and "
         "tolerance the predictor names. Each seed's crossing of each boundary is bracketed between two neighbouring "

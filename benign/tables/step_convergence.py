@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 COLUMNS = ["boundary", "d", "horizon", "factor", "lines", "pairs", "closed_pairs", "changed", "moved", "largest_shift",
@@ -34,12 +35,13 @@ def _shift(r) -> str:
     return f"{r['shift']:+.4f} {interval} ({r['shift_lines']:.0f} lines; margin ±{r['shift_margin']:.3f}): {r['shift_verdict']}"
 
 
-def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
+def step_convergence(convergence: pd.DataFrame, runs: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
     """One row per boundary and d of ``convergence`` (benign.analysis.convergence.step_convergence):
     the crossings compared (lines x seeds), how many were closed at both steps, changed bracket
     and moved beyond their own bracket, the largest change of a bracket's midpoint in ln ||mu||,
     the verdict, and the change of law (i)'s exponents at the finer step; ``in_fits`` is False
-    where the d is left out of that boundary's fits."""
+    where the d is left out of that boundary's fits. ``runs``: the atlas's, whose fixed parameters
+    the header states."""
     table = convergence.reindex(columns=COLUMNS) if len(convergence) else pd.DataFrame(columns=COLUMNS)
     table = table.assign(in_fits=table["verdict"] == "converged")
     rows = [r for _, r in table.iterrows()]
@@ -70,6 +72,7 @@ def step_convergence(convergence: pd.DataFrame, stem: PathLike) -> pd.DataFrame:
     factor = f"{int(table['factor'].iloc[0])}" if len(table) else "the factor"
     header = [
         "## Synthetic data: the atlas's step check",
+        f"The atlas's fixed parameters: {spec.fixed_text(runs)}.",
         f"The check's seeds of each (d, n) line are trained again at the step size divided by {factor} for {factor} "
         f"times the steps, on the norms of their refined windows, and read at the same normalised time as the atlas "
         f"at {horizon}: the same data, a finer step. Each (d, n, seed) gives its crossing at both steps, on the same "

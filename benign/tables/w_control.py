@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign.analysis.theory import Criteria
+from benign.analysis.theory import Criteria, in_sweeps
 from benign.analysis.w_control import totals, unpaired
 from benign.analysis.w_control import w_control as control_table
+from benign.synthetic import spec
 from benign.tables.common import MISSING, PathLike, _markdown_table, write
 
 
@@ -47,6 +48,7 @@ def w_control(runs: pd.DataFrame, curves: pd.DataFrame, control_runs: pd.DataFra
     missing = unpaired(table)
     header = [
         "## Synthetic data: what training W does to the atlas's boundaries",
+        f"The control's fixed parameters: {spec.fixed_text(control_runs[in_sweeps(control_runs, [control])])}.",
         f"The control sweep {control!r} trains the model with W frozen at its initialisation W0 (p alone trained) on "
         "one line of the atlas per d, with the atlas's norms, step size, seeds, steps and logging. Each of its lines "
         "has a twin in the atlas (W and p trained) with the same data and the same W0: both draw them from streams "

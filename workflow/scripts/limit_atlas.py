@@ -19,13 +19,12 @@ criteria = Criteria(**snakemake.params.regime)
 runs = read_parquet(snakemake.input.runs, RUNS)
 atlas = runs[in_sweeps(runs, snakemake.params.settings) & (runs["status"] == "ok")].drop_duplicates("run_id")
 progress = logging.getLogger("benign.synthetic.svm_limit").info
-thresholds = {"rate_threshold": criteria.rate_threshold, "hardmax_threshold": criteria.hardmax_threshold}
 
 
 def law(line: dict) -> float:
     """The first step's hard-max crossing at the line: where its limit is first looked for."""
     return first_step.boundary("selects_hardmax", line["d"], int(line["n"]), int(line["T"]), line["rho"], line["eta"],
-                               line["sigma"], **thresholds)  # fmt: skip
+                               line["sigma"], criteria=criteria)  # fmt: skip
 
 
 sides = lambda frame: limit_sides(frame, criteria)  # noqa: E731
