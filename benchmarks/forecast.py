@@ -22,9 +22,8 @@ from pathlib import Path
 import yaml
 from snakemake.utils import update_config
 
-from benign.core import paths
+from benign.core import job_time, paths
 from benign.core.io import write_json
-from benign.plan import forecast as fc
 from benign.plan.forecast import REAL, SYNTHETIC
 from benign.workplan import WorkPlan
 
@@ -45,7 +44,7 @@ def measured(repo: Path) -> dict[str, float]:
     templates = (paths.SYNTHETIC_JOB, paths.REFINEMENT_JOB, paths.REAL_JOB)
     folders = [Path(paths.fill(t, job="*", rjob="*", cell="*", table="runs")).parent.parent for t in templates]
     files = [table for folder in folders for table in sorted((repo / folder).glob("*/runs.parquet"))]
-    return {part: seconds for part, (_, seconds) in fc.measured(files).items()}
+    return {part: seconds for part, (_, seconds) in job_time.measured(files).items()}
 
 
 def main() -> None:

@@ -112,6 +112,14 @@ class WorkPlan:
         sweep = self.refine["sweep"]
         return [job for job in self.jobs_of(self.fits["model"]) if any(sweep in run["sweeps"] for run in self.plan.synthetic_jobs[job])]  # fmt: skip
 
+    @property
+    def limit_resolution(self) -> float | None:
+        """The factor in ||mu|| the limit's crossings are refined to (benign.synthetic.svm_limit): a
+        quarter of the atlas's resolution in ln, so that what the limit's tables set against the
+        atlas's crossings is known finer than they are (the limit costs little beside the runs)."""
+        resolution = self.fits.get("resolution")
+        return resolution**0.25 if resolution else None
+
     @cached_property
     def fitted_jobs(self) -> list[str]:
         """The jobs holding runs of the fitted sweeps (what the limit reads, beside the refinement's)."""

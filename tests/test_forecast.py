@@ -10,6 +10,7 @@ import yaml
 from snakemake.utils import update_config
 
 from benign import cli
+from benign.core import job_time
 from benign.plan import forecast as fc
 from benign.plan import resources
 from benign.workplan import WorkPlan
@@ -62,7 +63,7 @@ def test_the_run_forecasts_the_jobs_snakemake_scheduled(default):
     (so a job rerun for an edit counts, a finished one does not)."""
     job, runs = next(iter(default.plan.synthetic_jobs.items()))
     got = default.forecast(outputs=[f"results/synthetic/jobs/{job}/runs.parquet", "results/summary.md"])
-    assert got.parts == {fc._group(job): (fc.SYNTHETIC, pytest.approx(resources.synthetic_job_need(runs).seconds))}
+    assert got.parts == {job_time.group(job): (fc.SYNTHETIC, pytest.approx(resources.synthetic_job_need(runs).seconds))}
     assert "real half" not in got.text(1) and "on 1 core " in got.text(1)
     # the refinement to be planned: the fitted model's other jobs are not in the DAG before its checkpoint has run
     planned = default.forecast(outputs=["./results/synthetic/refine/plan.json"])
@@ -70,7 +71,7 @@ def test_the_run_forecasts_the_jobs_snakemake_scheduled(default):
         "refinement",
         "step check",
     )
-    fitted = {fc._group(job) for job in default.jobs_of(default.fits["model"])}
+    fitted = {job_time.group(job) for job in default.jobs_of(default.fits["model"])}
     assert fitted <= set(planned.parts) and "train encoder_heatmap" not in planned.parts
 
 

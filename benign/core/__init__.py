@@ -8,4 +8,5 @@ every package may import it), in reading order:
 5. ``device.py``: the device a job runs on, and its measured memory peaks.
 6. ``stopping.py``: the scheduler's notice before a time limit, turned into a checkpoint.
 7. ``job_state.py``: a training job's checkpoints and finished work, kept until the workflow has its outputs.
+8. ``job_time.py``: what a run's training jobs took, per part, as the forecast names the parts.
 """

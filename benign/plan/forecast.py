@@ -12,14 +12,10 @@ Torch-free: the workflow prints it when a run starts, ``python -m benign forecas
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-import pandas as pd
-
-from benign.core import paths
+from benign.core import job_time
 from benign.plan import resources
 from benign.plan.load import Plan
 from benign.synthetic import flow
@@ -30,7 +26,7 @@ from benign.synthetic import flow
 # check's 1.00 on 2 checked seeds a line).
 REFINE_RUNS, SHORT_BATCHES, SHORT_RUNS, SHORT_STEPS = 9, 5, 3, 316
 CHECK_RUNS = 10
-SYNTHETIC, REAL = "synthetic half", "real half"
+SYNTHETIC, REAL = job_time.SYNTHETIC, job_time.REAL
 
 
 @dataclass(frozen=True)
@@ -48,7 +44,7 @@ class Forecast:
 
     def training_parts(self) -> dict[str, tuple[str, float]]:
         """{part: (half, core seconds)} of the jobs whose runs record their wall time (the summary's
-        job time), as :func:`measured` names a run's."""
+        job time), as benign.core.job_time.measured names a run's."""
         return {part: value for part, value in self.parts.items() if _training(part)}
 
     def total(self) -> float:
@@ -78,35 +74,8 @@ class Forecast:
         return "\n".join(lines)
 
 
-def job_part(path: str) -> tuple[str, str]:
-    """(half, part) of a training job's runs table, by its path (benign.core.paths): the part the
-    forecast prices that job under, so that a run's measured time per part sits beside it."""
-    folder, job = Path(path).parent.parent, Path(path).parent.name
-    if folder.match(str(Path(paths.REAL_JOB).parent.parent)):
-        return REAL, "real phase 2"
-    if folder.match(str(Path(paths.REFINEMENT_JOB).parent.parent)):
-        return SYNTHETIC, "step check" if "convergence" in job else "refinement"
-    return SYNTHETIC, _group(job)
-
-
-def measured(files) -> dict[str, tuple[str, float]]:
-    """{part: (half, seconds)} the training jobs whose runs tables are ``files`` took (the sum of
-    their runs' ``wall_time_s``, each run's share of its job), named as the forecast names its parts."""
-    out: dict[str, tuple[str, float]] = {}
-    for path in sorted(map(str, files)):
-        half, part = job_part(path)
-        seconds = float(pd.read_parquet(path, columns=["wall_time_s"])["wall_time_s"].sum())
-        out[part] = (half, out.get(part, (half, 0.0))[1] + seconds)
-    return dict(sorted(out.items(), key=lambda kv: (kv[1][0] != SYNTHETIC, kv[0])))  # the synthetic half first
-
-
 def _training(part: str) -> bool:
     return part.startswith(("train ", "refine", "step check")) or part == "real phase 2"
-
-
-def _group(job: str) -> str:
-    """A job's part: its id less the job number (``token_atlas_03`` -> ``train token_atlas``)."""
-    return "train " + re.sub(r"_\d+$", "", job)
 
 
 def forecast(plan: Plan, fits: dict, refinement: dict[str, list[dict]] | None = None,
@@ -125,7 +94,7 @@ def forecast(plan: Plan, fits: dict, refinement: dict[str, list[dict]] | None = 
 
     for job, runs in plan.synthetic_jobs.items():
         if pending("synthetic", job):
-            add(_group(job), SYNTHETIC, resources.synthetic_job_need(runs, device).seconds)
+            add(job_time.group(job), SYNTHETIC, resources.synthetic_job_need(runs, device).seconds)
     for model, runs in plan.max_margin_runs.items():
         if pending("max_margin", model):
             add("attention-SVM check", SYNTHETIC, resources.synthetic_job_need(runs, device).seconds)

@@ -25,7 +25,7 @@ rule limit_atlas:
     params:
         settings=W.constants["atlas_settings"],
         regime=W.synthetic["regime"],
-        resolution=W.fits.get("resolution"),
+        resolution=W.limit_resolution,
         horizon=max(W.fits.get("horizons", [0])),
         code=code("limit_atlas.py"),
     script:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from benign.core.io import log_to
-from benign.plan.forecast import measured
+from benign.core.job_time import measured
 from benign.tables.summary import summary
 
 
