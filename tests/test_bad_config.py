@@ -527,7 +527,6 @@ def outcomes(tmp_path_factory, smoke) -> dict[str, dict]:
     each case in its own copy of the repository, a few at a time."""
     extras = {name: extra for name, extra, _ in BAD + WARN}
     missing = {name: key for name, key, _ in MISSING}
-    warned = {c[0] for c in WARN}
 
     def outcome(name):
         repo = copy_repo(tmp_path_factory.mktemp(name) / "repo")
