@@ -108,3 +108,16 @@ def test_a_training_jobs_fingerprint_holds_the_modules_of_its_models(default):
     for dataset in default.datasets:
         assert default.features_module(dataset).startswith("benign.real.")
         assert "note" not in default.dataset_entry(dataset) and default.dataset_entry(dataset)["name"] == dataset
+
+
+def test_the_limit_reads_the_fitted_sweeps_jobs_alone_and_refines_finer_than_the_atlas(default):
+    """The limit (and the atlas's priority) reads the jobs holding runs of the fitted sweeps, no
+    other job of the model; its crossings are refined to a quarter of the atlas's resolution in ln."""
+    sweeps = set(default.fits["sweeps"])
+    fitted = set(default.fitted_jobs)
+    for job in default.jobs_of(default.fits["model"]):
+        holds = any(sweeps & set(run["sweeps"]) for run in default.plan.synthetic_jobs[job])
+        assert (job in fitted) == holds, job
+    assert fitted and fitted < set(default.jobs_of(default.fits["model"]))
+    assert default.limit_resolution**4 == pytest.approx(default.fits["resolution"])
+    assert default.limit_resolution < default.fits["resolution"]
