@@ -107,10 +107,14 @@ class WorkPlan:
     def jobs_of(self, model: str) -> list[str]:
         return [job for job, runs in self.plan.synthetic_jobs.items() if runs[0]["model"] == model]
 
+    def sweep_jobs(self, model: str, *sweeps: str) -> list[str]:
+        """The jobs of ``model`` holding runs of any of ``sweeps``, in the model's order (a job's
+        runs can serve several sweeps: each run is trained once)."""
+        return [job for job in self.jobs_of(model) if any(set(sweeps) & set(run["sweeps"]) for run in self.plan.synthetic_jobs[job])]  # fmt: skip
+
     def coarse_jobs(self) -> list[str]:
         """The jobs holding runs of the refined sweep (read by the refinement's planner)."""
-        sweep = self.refine["sweep"]
-        return [job for job in self.jobs_of(self.fits["model"]) if any(sweep in run["sweeps"] for run in self.plan.synthetic_jobs[job])]  # fmt: skip
+        return self.sweep_jobs(self.fits["model"], self.refine["sweep"])
 
     @property
     def limit_resolution(self) -> float | None:
@@ -123,8 +127,7 @@ class WorkPlan:
     @cached_property
     def fitted_jobs(self) -> list[str]:
         """The jobs holding runs of the fitted sweeps (what the limit reads, beside the refinement's)."""
-        sweeps = set(self.fits.get("sweeps", []))
-        return [job for job in self.jobs_of(self.fits.get("model", "")) if any(sweeps & set(run["sweeps"]) for run in self.plan.synthetic_jobs[job])]  # fmt: skip
+        return self.sweep_jobs(self.fits.get("model", ""), *self.fits.get("sweeps", []))
 
     def refines(self, model: str) -> bool:
         """Whether ``model``'s atlas is refined (it then has refinement jobs)."""
@@ -222,6 +225,7 @@ class WorkPlan:
         return {
             "job": "|".join(self.plan.synthetic_jobs),
             "model": "|".join(self.models),
+            "sweep": "|".join(sorted({sweep for model in self.models for sweep in self.sweeps(model)})) or "none",
             "cell": "|".join(self.plan.real_cells) or "none",
             "dataset": "|".join(self.datasets) or "none",
             "part": "[0-9]+",
@@ -321,12 +325,16 @@ class WorkPlan:
 
     def input_files(self, spec, model: str | None, expand) -> str | list[str]:
         """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or its
-        kind's path, for the models a per-model kind names (ALL, FITS, MODEL or a model), or
-        ``expand``ed over the values of the wildcard a kind spans; [] for a kind read only where an
-        atlas is fitted, where the config fits none, or not this model's."""
+        kind's path, for the models a per-model kind names (ALL, FITS, MODEL or a model), for the
+        fitted sweeps where the kind is per sweep, or ``expand``ed over the values of the wildcard
+        a kind spans; [] for a kind read only where an atlas is fitted, where the config fits none,
+        or not this model's."""
         if isinstance(spec, artifact_entry.File):
             return spec.path
         kind, of = spec.kind, spec.of
+        if kind.per_sweep:
+            model = self.fits.get("model")
+            return [paths.fill(kind.path, model=model, sweep=sweep) for sweep in self.fits.get("sweeps", [])]
         if kind.model_only and not (self.fits and (of != artifact_entry.MODEL or model == self.fits["model"])):
             return []
         if kind.per_model:

@@ -4,6 +4,7 @@ other."""
 
 from __future__ import annotations
 
+import re
 from typing import TypedDict
 
 import pandas as pd
@@ -181,3 +182,21 @@ def test_a_config_without_boundary_fits_plans_its_heatmaps_without_the_atlas(tmp
     path.write_text(yaml.safe_dump(cfg))
     jobs = planned_jobs(repo)
     assert jobs.get("figure_loss_heatmap") == 1 and "table_regime_boundaries" not in jobs, jobs
+
+
+def test_an_atlas_of_its_own_trains_only_its_jobs(tmp_path):
+    """config/atlas_only.yaml, the worked example of docs/regimes.md: its regime-boundaries table
+    and regime map wait for the atlas's own training jobs and the refinement the checkpoint
+    plans from them, no other sweep's or model's (the atlas's artifacts read its sweep's tables,
+    not the model's)."""
+    from tests.helpers.workflow_utils import copy_repo, snakemake
+
+    repo = copy_repo(tmp_path / "repo")
+    targets = ("results/tables/regime_boundaries.csv", "results/figures/regime_map.png")
+    out = snakemake(repo, "-n", *targets, "--configfile", "config/atlas_only.yaml")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rules = set(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):", out.stdout, flags=re.M))
+    assert rules == {"train_synthetic", "plan_refinement", "aggregate_sweep", "table_regime_boundaries",
+                     "figure_regime_map"}, rules  # fmt: skip
+    trained = re.findall(r"wildcards: job=(\S+)", out.stdout)
+    assert trained and all(job.startswith("token_atlas_") for job in trained), trained

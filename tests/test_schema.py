@@ -18,7 +18,7 @@ from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ["config.yaml", "smoke.yaml", "full.yaml", "paper.yaml", "faithful.yaml"]
+CONFIGS = ["config.yaml", "smoke.yaml", "full.yaml", "paper.yaml", "faithful.yaml", "atlas_only.yaml"]
 
 
 def nodes(node, path=()):

@@ -52,15 +52,18 @@ class InputKind:
     benign.core.paths, so Snakemake finds the job that writes them by the file, as it does for
     any rule's input).
 
-    ``per_model``: the path has a ``{model}`` field, filled by the input's ``of``. ``expand``: a
-    wildcard of the path that the input spans, every configured value of it. ``model_only``: an
-    input of this kind that names MODEL reads the file only where that model's atlas is fitted
-    (else none)."""
+    ``per_model``: the path has a ``{model}`` field, filled by the input's ``of``. ``per_sweep``:
+    the path has ``{model}`` and ``{sweep}`` fields, filled with the fitted sweeps of
+    synthetic.boundary_fits (an input of this kind names FITS), so that the atlas's artifacts
+    wait for the atlas's jobs alone. ``expand``: a wildcard of the path that the input spans,
+    every configured value of it. ``model_only``: an input of this kind that names MODEL reads
+    the file only where that model's atlas is fitted (else none)."""
 
     name: str
     read: Callable  # (path or paths) -> the value passed to the function
     path: str
     per_model: bool = False
+    per_sweep: bool = False
     expand: str | None = None
     model_only: bool = False
 
@@ -238,7 +241,9 @@ def _spec_problems(a: Artifact, name: str, spec, kinds: dict, root: Path) -> lis
     kind = spec.kind
     if kinds.get(kind.name) is not kind:
         return [f"input {name}: unknown kind {kind.name!r} (the kinds: {sorted(kinds)})"]
-    if spec.of is not None and not (kind.per_model or kind.model_only and spec.of == MODEL):
+    if kind.per_sweep and spec.of != FITS:
+        return [f"input {name}: {kind.name} is read of the fitted sweeps: name FITS, not {spec.of!r}"]
+    if spec.of is not None and not (kind.per_model or kind.per_sweep or kind.model_only and spec.of == MODEL):
         return [f"input {name}: {kind.name} is not read per model (of {spec.of!r})"]
     if kind.per_model and spec.of is None:
         return [f"input {name}: {kind.name} is read per model: say whose (ALL, FITS, MODEL or a model)"]

@@ -56,6 +56,11 @@ RUNS = InputKind("runs", _parquet(syn_schema.RUNS), paths.fill(paths.SYNTHETIC, 
 CURVES = InputKind("curves", _parquet(syn_schema.CURVES), paths.fill(paths.SYNTHETIC, table="curves"), per_model=True)
 ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), paths.fill(paths.SYNTHETIC, table="attention"),
                       per_model=True)  # fmt: skip
+# the fitted sweeps' own runs and curves (each gathered with its refinement's): the atlas's
+# artifacts wait for the atlas's jobs, not the whole model's
+SWEEP_RUNS = InputKind("sweep_runs", _parquet(syn_schema.RUNS), paths.fill(paths.SWEEP, table="runs"), per_sweep=True)
+SWEEP_CURVES = InputKind("sweep_curves", _parquet(syn_schema.CURVES), paths.fill(paths.SWEEP, table="curves"),
+                         per_sweep=True)  # fmt: skip
 FITS_TABLE = InputKind("fits", pd.read_csv, table_file("regime_boundaries"), model_only=True)
 REGIME_MODEL = InputKind("regime_model", pd.read_csv, table_file("regime_model"))
 ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, table_file("boundaries_along_time"))
@@ -65,7 +70,7 @@ LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), paths.fill(paths.LIMIT,
 LIMIT_SELECTION = InputKind(
     "limit_selection", _parquet(limit_schema.LIMIT_SELECTION), paths.fill(paths.LIMIT, table="selection")
 )
-KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS,
+KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, SWEEP_RUNS, SWEEP_CURVES, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS,
                              LIMIT, LIMIT_SELECTION)}  # fmt: skip
 
 
@@ -74,8 +79,8 @@ def prefix(model: str) -> str:
     return registry.MODELS[model].artifact_prefix
 
 
-# the runs and curves of synthetic.boundary_fits' model, which the atlas's views read
-FITTED = {"runs": RUNS(FITS), "curves": CURVES(FITS)}
+# the runs and curves of synthetic.boundary_fits' sweeps, which the atlas's views read
+FITTED = {"runs": SWEEP_RUNS(FITS), "curves": SWEEP_CURVES(FITS)}
 
 
 def atlas_of(*gives: str) -> View:

@@ -13,6 +13,8 @@ SYNTHETIC_JOB = "results/synthetic/jobs/{job}/{table}.parquet"  # a planned trai
 REFINEMENT_PLAN = "results/synthetic/refine/plan.json"  # the refinement's jobs (a checkpoint)
 REFINEMENT_JOB = "results/synthetic/refine/{rjob}/{table}.parquet"
 SYNTHETIC = "results/synthetic/{model}/{table}.parquet"  # a model's jobs gathered
+SWEEP = "results/synthetic/sweeps/{model}/{sweep}/{table}.parquet"  # one sweep's jobs gathered (and its refinement's)
+SWEEP_TABLES = ("runs", "curves")  # what the sweeps' readers read
 TOKEN_PROJECTION = "results/synthetic/token_projection.parquet"  # Figure 1's points
 MAX_MARGIN = "results/max_margin/{max_margin_model}.parquet"
 LIMIT = "results/synthetic/limit/{table}.parquet"  # the atlas's t = infinity labels ("limit"), its selection's kinds

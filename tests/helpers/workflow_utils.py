@@ -60,6 +60,9 @@ def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
 TABLES = [f"synthetic/{model}/{name}.parquet" for model in registry.MODELS for name in ("runs", "curves", "attention")]
 TABLES += ["synthetic/token_projection.parquet"]
 TABLES += [paths.fill(paths.LIMIT, table=t).removeprefix("results/") for t in paths.LIMIT_TABLES]  # the atlas's limit
+# the smoke config's fitted sweeps, each gathered on its own (what the atlas's artifacts read)
+TABLES += [paths.fill(paths.SWEEP, model="token", sweep=s, table=t).removeprefix("results/")
+           for s in ("atlas", "atlas_long") for t in paths.SWEEP_TABLES]  # fmt: skip
 REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
 
 

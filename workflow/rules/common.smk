@@ -63,6 +63,19 @@ def job_tables(model, table):
     )
 
 
+def sweep_tables(model, sweep, table):
+    """A sweep's job tables of one kind, in the model's order: the jobs holding its runs, and
+    where it is the refined sweep, its refinement's and step check's jobs."""
+    refined = W.refines(model) and sweep == W.refine["sweep"]
+    return expand(
+        paths.SYNTHETIC_JOB, job=W.sweep_jobs(model, sweep), table=table
+    ) + expand(
+        paths.REFINEMENT_JOB,
+        rjob=list(refinement_jobs(model)) if refined else [],
+        table=table,
+    )
+
+
 def training_runs():
     """Every training job's runs table (each run's wall time: the summary's job time per part)."""
     real = expand(paths.REAL_JOB, cell=W.plan.real_cells, table="runs")

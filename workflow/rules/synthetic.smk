@@ -114,6 +114,28 @@ rule aggregate_synthetic:
         "../scripts/aggregate_synthetic.py"
 
 
+rule aggregate_sweep:
+    """Concatenate one sweep's job tables (with its refinement's) as aggregate_synthetic does a
+    model's: what the atlas's artifacts read, so that they wait for the atlas's jobs alone.
+    """
+    input:
+        runs=lambda wc: sweep_tables(wc.model, wc.sweep, "runs"),
+        curves=lambda wc: sweep_tables(wc.model, wc.sweep, "curves"),
+    output:
+        **paths.tables(paths.SWEEP, names=paths.SWEEP_TABLES),
+    log:
+        "logs/synthetic/aggregate_{model}_{sweep}.log",
+    group:
+        W.plan.cluster.group
+    conda:
+        "../envs/benign.yaml"
+    params:
+        regime=W.synthetic["regime"],
+        code=code("aggregate_synthetic.py"),
+    script:
+        "../scripts/aggregate_synthetic.py"
+
+
 rule token_projection_points:
     """Figure 1's data: the token each input selects under a hand-set query (no training)."""
     output:

@@ -1,4 +1,5 @@
-"""Rule aggregate_synthetic: concatenate job tables; regimes and milestones from the configured criteria."""
+"""Rules aggregate_synthetic (a model's job tables) and aggregate_sweep (a sweep's, without its
+attention): concatenate job tables; regimes and milestones from the configured criteria."""
 
 from benign.analysis.milestones import annotate
 from benign.analysis.theory import Criteria, assign_regimes
@@ -12,4 +13,5 @@ curves = read_parquet(snakemake.input.curves, CURVES)
 runs = annotate(assign_regimes(read_parquet(snakemake.input.runs, RUNS), criteria), curves, criteria)
 write_parquet(runs, RUNS, snakemake.output.runs)
 write_parquet(curves, CURVES, snakemake.output.curves)
-write_parquet(read_parquet(snakemake.input.attention, ATTENTION), ATTENTION, snakemake.output.attention)
+if "attention" in snakemake.output.keys():
+    write_parquet(read_parquet(snakemake.input.attention, ATTENTION), ATTENTION, snakemake.output.attention)
