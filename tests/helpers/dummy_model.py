@@ -1,5 +1,5 @@
 """A model that is not in the registry, for the test that adding one is a module, a registry
-line and a config block (tests/test_registry.py): f(X) = sum_t softmax(X p)_t <x_t, w>, with the
+line and a config block (tests/synthetic/test_registry.py): f(X) = sum_t softmax(X p)_t <x_t, w>, with the
 query p and the head w both trained by autograd, in float64. Dense and slow: a test model."""
 
 from __future__ import annotations

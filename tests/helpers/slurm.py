@@ -1,4 +1,4 @@
-"""The runs the SLURM tests inspect (tests/test_slurm.py), and how to start, poll and stop them.
+"""The runs the SLURM tests inspect (tests/workflow/test_slurm.py), and how to start, poll and stop them.
 
 They are started together when a test session that holds SLURM tests begins (tests/conftest.py):
 they mostly wait on the scheduler, so the rest of the suite runs meanwhile.

@@ -1,7 +1,7 @@
 """The HTML report of the smoke run, opened in headless Chromium: it loads, it lists every
 figure and table, and a screenshot of it is saved to results/report-screenshot.png.
 
-Run: .venv/bin/python -m pytest tests/test_report.py -v
+Run: .venv/bin/python -m pytest tests/workflow/test_report.py -v
 Needs the Debian package chromium (bash ci/setup-system.sh); without it the test is skipped.
 """
 

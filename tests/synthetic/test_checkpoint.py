@@ -35,7 +35,7 @@ CHILD = """
 import sys, torch
 torch.set_num_threads(1)
 sys.path.insert(0, {root!r})
-from tests.test_checkpoint import SPECS
+from tests.synthetic.test_checkpoint import SPECS
 from benign.synthetic.trainer import stop_on_signals, train_runs
 stop_on_signals()
 train_runs(SPECS, device="cpu", checkpoint_dir={folder!r}, checkpoint_every={every})
@@ -50,7 +50,9 @@ def _strip(frames):
 
 def test_killed_job_resumes_to_the_same_result(tmp_path):
     folder = tmp_path / "ckpt"
-    code = CHILD.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder=str(folder), every=50)
+    code = CHILD.format(
+        root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), folder=str(folder), every=50
+    )
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(folder.glob("running-*.pt")):
@@ -140,7 +142,9 @@ def test_a_job_told_to_stop_checkpoints_exits_75_and_resumes_to_the_same_result(
     """SLURM's SIGTERM at a time limit: the job writes its checkpoint at the end of the step it
     is in, exits with 75, and the retry resumes from it."""
     folder = tmp_path / "ckpt"
-    code = CHILD.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder=str(folder), every=100)
+    code = CHILD.format(
+        root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), folder=str(folder), every=100
+    )
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(folder.glob("running-*.pt")):  # training has started

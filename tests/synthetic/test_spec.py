@@ -14,7 +14,7 @@ from benign.plan import resources, schema
 from benign.synthetic import flow, registry, spec
 from benign.synthetic.schema import ALIGNMENT, RUNS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PARAMETERS = {f.name for f in spec.FIELDS}
 
 

@@ -15,7 +15,7 @@ from benign.plan import forecast as fc
 from benign.plan import resources
 from benign.workplan import WorkPlan
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def work(*extra: str) -> WorkPlan:

@@ -17,7 +17,7 @@ from benign.plan.validate import validate_config
 from benign.real import registry as real_registry
 from benign.synthetic import registry, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ["config.yaml", "smoke.yaml", "full.yaml", "paper.yaml", "faithful.yaml", "atlas_only.yaml"]
 
 

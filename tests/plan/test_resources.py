@@ -18,7 +18,7 @@ from benign.plan import validate as cv
 from benign.synthetic import models
 from tests.helpers.workflow_utils import snakemake
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def held_bytes(obj, seen=None) -> int:

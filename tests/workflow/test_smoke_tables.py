@@ -14,13 +14,13 @@ import pytest
 from benign.core.schema import MEASURED
 from tests.helpers.smoke_run import local_smoke_run
 
-STORED = Path(__file__).parent / "fixtures" / "smoke_tables"
+STORED = Path(__file__).parents[1] / "fixtures" / "smoke_tables"
 VOLATILE = [*MEASURED, "device", "code_version"]
 # The regime label now reads what attention selects (docs/regimes.md#labels); the stored copy's
 # label came from test accuracy. The numbers it was read from are compared.
 RELABELLED = ["regime"]
 # The smoke config's delayed-generalization job trains 1000 steps now, not the stored copy's 300
-# (long enough for tests/test_crash_resume.py to kill it mid-training): its stored runs are
+# (long enough for tests/workflow/test_crash_resume.py to kill it mid-training): its stored runs are
 # runs the config no longer asks for, and only they are left out.
 RETIRED = ["token-d40-m6-s1-6a4ba100d1", "token-d40-m6-s2-7f09f39aba"]
 # The atlas's runs train at a step size now, lr sigma^2 d fixed (docs/regimes.md#step-size), and

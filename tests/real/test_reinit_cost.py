@@ -10,7 +10,7 @@ from benign.real.backbones import find_query_key, last_encoder_layer
 from benign.real.final_layer import FinalBlock, backbone_pooler, full_forward, make_head
 from benign.real.reinit_cost import attention_share, uniform_accuracy
 from tests.helpers.real_data import tiny_inputs, tiny_model
-from tests.real.test_real_final_layer import layer_input
+from tests.real.test_final_layer import layer_input
 
 FAMILIES = ["vit", "bert", "dinov2"]
 

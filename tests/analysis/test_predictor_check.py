@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benign.analysis import predictor_check as check
-from tests.test_predictor import model_table
+from tests.analysis.test_predictor import model_table
 
 NAME = "not overfitting"
 

@@ -1,6 +1,6 @@
 """The atlas's boundary fits (benign/analysis/boundary_fits.py): the held-out word of law (i)
 case by case; the fits on a simulated atlas are tested through their table
-(tests/test_boundaries.py), the fitted model through the predictor (tests/test_crossings.py)."""
+(tests/analysis/test_boundaries.py), the fitted model through the predictor (tests/analysis/test_crossings.py)."""
 
 import numpy as np
 import pytest

@@ -14,7 +14,7 @@ from tests.helpers import frames
 
 CRITERIA = Criteria(**default("synthetic.regime"))  # the config's default thresholds (its schema)
 
-REFERENCE = Path(__file__).resolve().parents[1] / "benign" / "tables" / "reference" / "table6.csv"
+REFERENCE = Path(__file__).resolve().parents[2] / "benign" / "tables" / "reference" / "table6.csv"
 SUMMARY = REFERENCE.with_name("table2_summary.csv")
 # setting: d, ||mu||, test accuracy, normalised test loss r (harmful: attention stays near uniform)
 SETTINGS = {

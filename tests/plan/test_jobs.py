@@ -75,7 +75,7 @@ def _atlas_cfg(cfg, sweeps: dict) -> dict:
 def test_a_run_shared_by_two_sweeps_is_planned_once():
     """A line along d and a line along n meet at one (d, n): its runs are trained once, in one job,
     with a setting naming both sweeps; a shorter run that a longer one contains is not trained."""
-    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "config/config.yaml").read_text())
     sweeps = {
         "line_d": {"axes": {"d": [40, 80], "signal_norm": [2, 4]}, "fixed": {"n": 10}, "seeds": [1, 2], "steps": 20,
                    "log_points": 5},
@@ -96,7 +96,7 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
     from benign.plan.schema import default
     from benign.synthetic.trainer import RunSpec, train_runs
 
-    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "config/config.yaml").read_text())
     base["synthetic"]["defaults"].update(T=4, n_test=20)
     sweeps = {
         "line_d": {"axes": {"d": [40, 80], "signal_norm": [2, 8]}, "fixed": {"n": 10}, "seeds": [1], "steps": 20,
@@ -153,7 +153,7 @@ def test_a_sweep_may_fix_the_flow_and_its_jobs_cost_its_steps():
     from benign.synthetic import flow
     from benign.synthetic.spec import RunSpec
 
-    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "config/config.yaml").read_text())
+    base = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "config/config.yaml").read_text())
     fixed = {"n": 10, "d": 10**5, "engine": "gram", "step_size": 5}
     sweeps = {
         "line_d": {"axes": {"signal_norm": [8, 16]}, "fixed": {**fixed, "integrator": "flow"}, "seeds": [1],

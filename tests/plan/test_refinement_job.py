@@ -15,8 +15,8 @@ from benign.plan import schema
 from benign.plan.refinement_job import RefinementJob
 from benign.plan.resources import pack
 from benign.workplan import WorkPlan
+from tests.analysis.test_refinement import CLUSTER, CRITERIA, _line
 from tests.helpers.workflow_utils import ROOT
-from tests.test_refinement import CLUSTER, CRITERIA, _line
 
 
 def default_job() -> RefinementJob:
@@ -42,7 +42,7 @@ def test_the_job_refines_where_the_tables_read_and_checks_steps_at_the_longest_f
 
 
 def test_the_jobs_are_the_refinement_and_the_step_check_packed_under_their_prefixes():
-    """On a hand-made line (tests/test_refinement.py): the job's jobs are the refinement's runs at
+    """On a hand-made line (tests/analysis/test_refinement.py): the job's jobs are the refinement's runs at
     its horizons and the step check's at its longest fit, each packed under its own prefix."""
     runs, curves = _line(fitted_above=6.0, selects_from=3.0)
     refine = {"sweep": "atlas", "points": 1, "seeds": [3, 4], "batches_per_job": 1}

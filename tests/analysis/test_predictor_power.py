@@ -11,8 +11,8 @@ import pytest
 
 from benign.analysis import predictor_check as check
 from benign.tables import predictor_check as table
-from tests.test_predictor import model_table
-from tests.test_predictor_check import CELLS, _simulated
+from tests.analysis.test_predictor import model_table
+from tests.analysis.test_predictor_check import CELLS, _simulated
 
 QUARTER_OCTAVE = math.log(2) / 4  # the check's grid: norms a factor 2^(1/4) apart
 # the predicted sd of a new crossing in ln ||mu||*: the not-overfitting boundary's 95% interval is
