@@ -326,13 +326,15 @@ class WorkPlan:
     def input_files(self, spec, model: str | None, expand) -> str | list[str]:
         """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or its
         kind's path, for the models a per-model kind names (ALL, FITS, MODEL or a model), for the
-        fitted sweeps where the kind is per sweep, or ``expand``ed over the values of the wildcard
-        a kind spans; [] for a kind read only where an atlas is fitted, where the config fits none,
-        or not this model's."""
+        fitted sweeps or the named one (a SweepOf) where the kind is per sweep, or ``expand``ed
+        over the values of the wildcard a kind spans; [] for a kind read only where an atlas is
+        fitted, where the config fits none, or not this model's."""
         if isinstance(spec, artifact_entry.File):
             return spec.path
         kind, of = spec.kind, spec.of
         if kind.per_sweep:
+            if isinstance(of, artifact_entry.SweepOf):
+                return [paths.fill(kind.path, model=of.model, sweep=self.constants[of.sweep.name])]
             model = self.fits.get("model")
             return [paths.fill(kind.path, model=model, sweep=sweep) for sweep in self.fits.get("sweeps", [])]
         if kind.model_only and not (self.fits and (of != artifact_entry.MODEL or model == self.fits["model"])):

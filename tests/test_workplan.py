@@ -11,8 +11,8 @@ import re
 import pytest
 import yaml
 
-from benign.artifacts.entry import ALL, CONDITIONS, MODEL, Constant, Key
-from benign.artifacts.synthetic import ALIGNMENT, FITS_TABLE, RUNS
+from benign.artifacts.entry import ALL, CONDITIONS, FITS, MODEL, Constant, Key, SweepOf
+from benign.artifacts.synthetic import ALIGNMENT, FITS_TABLE, RUNS, SWEEP_RUNS
 from benign.artifacts.table import ARTIFACTS
 from benign.plan import schema
 from benign.workplan import ONE_STEP, WorkPlan, convergence_setting, refine_setting
@@ -72,6 +72,11 @@ def test_each_input_kind_resolves_to_its_files(default):
     assert default.input_files(RUNS(MODEL), other, expand) == [f"results/synthetic/{other}/runs.parquet"]
     assert default.input_files(FITS_TABLE(MODEL), fits_model, expand) == "results/tables/regime_boundaries.csv"
     assert default.input_files(FITS_TABLE(MODEL), other, expand) == []  # no atlas of this model
+    assert default.input_files(SWEEP_RUNS(FITS), None, expand) == [
+        f"results/synthetic/sweeps/{fits_model}/{sweep}/runs.parquet" for sweep in default.fits["sweeps"]
+    ]
+    named = SWEEP_RUNS(SweepOf("token_p_w0", Constant("w_control")))
+    assert default.input_files(named, None, expand) == ["results/synthetic/sweeps/token_p_w0/atlas_w0/runs.parquet"]
     alignment = default.input_files(ALIGNMENT(), None, expand)
     assert alignment == [f"results/max_margin/{{max_margin_model}}.parquet:{m}" for m in default.plan.max_margin_runs]
     assert alignment

@@ -54,8 +54,8 @@ class InputKind:
 
     ``per_model``: the path has a ``{model}`` field, filled by the input's ``of``. ``per_sweep``:
     the path has ``{model}`` and ``{sweep}`` fields, filled with the fitted sweeps of
-    synthetic.boundary_fits (an input of this kind names FITS), so that the atlas's artifacts
-    wait for the atlas's jobs alone. ``expand``: a wildcard of the path that the input spans,
+    synthetic.boundary_fits (an input that names FITS) or with one named sweep (a
+    :class:`SweepOf`), so that an artifact waits for the jobs of the sweeps it reads alone. ``expand``: a wildcard of the path that the input spans,
     every configured value of it. ``model_only``: an input of this kind that names MODEL reads
     the file only where that model's atlas is fitted (else none)."""
 
@@ -102,6 +102,15 @@ class Constant:
 
 
 MODEL_NAME = Constant("model")
+
+
+@dataclass(frozen=True)
+class SweepOf:
+    """Whose files an input of a per-sweep kind reads, where not the fitted sweeps (FITS): the
+    sweep of ``model`` named by the plan's constant ``sweep`` (benign.workplan.WorkPlan.constants)."""
+
+    model: str
+    sweep: Constant
 
 
 @dataclass(frozen=True)
@@ -241,8 +250,8 @@ def _spec_problems(a: Artifact, name: str, spec, kinds: dict, root: Path) -> lis
     kind = spec.kind
     if kinds.get(kind.name) is not kind:
         return [f"input {name}: unknown kind {kind.name!r} (the kinds: {sorted(kinds)})"]
-    if kind.per_sweep and spec.of != FITS:
-        return [f"input {name}: {kind.name} is read of the fitted sweeps: name FITS, not {spec.of!r}"]
+    if kind.per_sweep and not (spec.of == FITS or isinstance(spec.of, SweepOf)):
+        return [f"input {name}: {kind.name} is read per sweep: name FITS or a SweepOf, not {spec.of!r}"]
     if spec.of is not None and not (kind.per_model or kind.per_sweep or kind.model_only and spec.of == MODEL):
         return [f"input {name}: {kind.name} is not read per model (of {spec.of!r})"]
     if kind.per_model and spec.of is None:

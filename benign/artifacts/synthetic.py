@@ -19,6 +19,7 @@ from benign.artifacts.entry import (
     Constant,
     InputKind,
     Key,
+    SweepOf,
     View,
     entries,
     table_file,
@@ -81,6 +82,11 @@ def prefix(model: str) -> str:
 
 # the runs and curves of synthetic.boundary_fits' sweeps, which the atlas's views read
 FITTED = {"runs": SWEEP_RUNS(FITS), "curves": SWEEP_CURVES(FITS)}
+
+
+def of_sweep(model: str, sweep: Constant) -> dict:
+    """The runs and curves of one named sweep of ``model``: an artifact of that sweep waits for its jobs alone."""
+    return {"runs": SWEEP_RUNS(SweepOf(model, sweep)), "curves": SWEEP_CURVES(SweepOf(model, sweep))}
 
 
 def atlas_of(*gives: str) -> View:
@@ -159,17 +165,17 @@ ENTRIES = entries(
     Artifact("predictor_check", "table", "beyond the paper", "the regime predictor checked off the atlas's grid: "
              "each check seed's crossing against the predicted 95% interval of a new crossing, coverage over cells",
              "Tables", when="predictor_check", function=predictor_check.predictor_check,
-             inputs={"runs": RUNS("token"), "curves": CURVES("token"), "model": REGIME_MODEL()},
+             inputs={**of_sweep("token", Constant("predictor_check")), "model": REGIME_MODEL()},
              params={"sweep": Constant("predictor_check"), "regime": Key("synthetic.regime")}),
     Artifact("w_control", "table", "beyond the paper", "the atlas's W-frozen control: how far training W moves "
              "each boundary's crossing, per d, n and horizon", "Tables", when="w_control", function=w_control.w_control,
-             inputs={"runs": RUNS("token"), "curves": CURVES("token"), "control_runs": RUNS("token_p_w0"),
-                     "control_curves": CURVES("token_p_w0")},
+             inputs={**FITTED, "control_runs": SWEEP_RUNS(SweepOf("token_p_w0", Constant("w_control"))),
+                     "control_curves": SWEEP_CURVES(SweepOf("token_p_w0", Constant("w_control")))},
              params={"atlas": Key("synthetic.boundary_fits.sweeps"), "control": Constant("w_control"),
                      "horizons": Key("synthetic.boundary_fits.horizons"), "regime": Key("synthetic.regime")}),
     Artifact("one_step_regime", "table", "beyond the paper", "the large-step regime: where one step at the "
              "paper's fixed lr fits the flipped labels, per n and ||mu||", "Tables", when="one_step",
-             function=one_step_table.one_step_regime, inputs={"runs": RUNS("token"), "curves": CURVES("token")},
+             function=one_step_table.one_step_regime, inputs=of_sweep("token", Constant("one_step")),
              params={"sweep": Constant("one_step"), "criteria": Key("synthetic.regime")}),
     Artifact("gap_dynamics", "table", "Section 4", "the attention gap's clock g in the benign band: linear "
              "growth, its rate against ||mu||, d and n, and the local slope of r", "Tables", when="boundary_fits",
@@ -187,7 +193,7 @@ ENTRIES = entries(
              view=atlas_of("convergence", "runs"), caption="step_convergence_figure"),
     Artifact("one_step_regime", "figure", "beyond the paper", "the large-step regime: the share of flipped "
              "labels one step at the paper's lr fits, over (d, ||mu||) per n", "Synthetic", when="one_step",
-             function=one_step.one_step_regime, inputs={"runs": RUNS("token"), "curves": CURVES("token")},
+             function=one_step.one_step_regime, inputs=of_sweep("token", Constant("one_step")),
              params={"sweep": Constant("one_step"), "criteria": Key("synthetic.regime")}, caption="one_step_regime_figure"),
     Artifact("boundary_scaling", "figure", "Theorem 4.1", "each fitted exponent against the horizon, beside the "
              "theory's", "Synthetic", when="boundary_fits", function=atlas.boundary_scaling,
@@ -204,7 +210,7 @@ ENTRIES = entries(
              inputs=FITTED, view=SWEEPS, params={"bands": Key("synthetic.boundary_fits.survival_bands")}),
     Artifact("delay_scan", "table", "Section 4", "the benign band: does attention select after the flipped "
              "labels are fitted?", "Tables", when="delay_scan", function=delay_scan.delay_scan,
-             inputs={"runs": RUNS("token"), "curves": CURVES("token")}, params={"sweep": Constant("delay_scan")}),
+             inputs=of_sweep("token", Constant("delay_scan")), params={"sweep": Constant("delay_scan")}),
     Artifact("max_margin", "table", "", "attention-SVM check: cosines with baselines, selections, margins, "
              "local optimality, rate fits", "Tables", when="max_margin", function=max_margin_table.max_margin,
              inputs={"frame": ALIGNMENT()}, params={"horizons": Key("max_margin.horizons")}),

@@ -200,3 +200,20 @@ def test_an_atlas_of_its_own_trains_only_its_jobs(tmp_path):
                      "figure_regime_map"}, rules  # fmt: skip
     trained = re.findall(r"wildcards: job=(\S+)", out.stdout)
     assert trained and all(job.startswith("token_atlas_") for job in trained), trained
+
+
+def test_a_per_sweep_input_names_the_fitted_sweeps_or_one_sweep():
+    """A per-sweep kind reads the fitted sweeps (FITS) or a sweep named by the plan (SweepOf);
+    a model's name alone says no sweep, and the entry is refused with it."""
+    from benign.artifacts.synthetic import SWEEP_RUNS, delay_scan
+
+    def scan(of):
+        return Artifact("scan", "table", "", "the delay scan", "Tables", function=delay_scan.delay_scan,
+                        inputs={"runs": SWEEP_RUNS(of), "curves": SWEEP_RUNS(of)})  # fmt: skip
+
+    ok = scan(entry.SweepOf("token", Constant("delay_scan")))
+    assert entry._spec_problems(ok, "runs", ok.inputs["runs"], KINDS, entry.ROOT) == []
+    bad = scan("token")
+    assert entry._spec_problems(bad, "runs", bad.inputs["runs"], KINDS, entry.ROOT) == [
+        "input runs: sweep_runs is read per sweep: name FITS or a SweepOf, not 'token'"
+    ]
