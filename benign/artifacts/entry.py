@@ -55,9 +55,10 @@ class InputKind:
     ``per_model``: the path has a ``{model}`` field, filled by the input's ``of``. ``per_sweep``:
     the path has ``{model}`` and ``{sweep}`` fields, filled with the fitted sweeps of
     synthetic.boundary_fits (an input that names FITS) or with one named sweep (a
-    :class:`SweepOf`), so that an artifact waits for the jobs of the sweeps it reads alone. ``expand``: a wildcard of the path that the input spans,
-    every configured value of it. ``model_only``: an input of this kind that names MODEL reads
-    the file only where that model's atlas is fitted (else none)."""
+    :class:`SweepOf`), so that an artifact waits for the jobs of the sweeps it reads alone.
+    ``expand``: a wildcard of the path that the input spans, every configured value of it.
+    ``model_only``: an input of this kind that names MODEL reads the file only where that
+    model's atlas is fitted (else none)."""
 
     name: str
     read: Callable  # (path or paths) -> the value passed to the function

@@ -57,8 +57,8 @@ RUNS = InputKind("runs", _parquet(syn_schema.RUNS), paths.fill(paths.SYNTHETIC, 
 CURVES = InputKind("curves", _parquet(syn_schema.CURVES), paths.fill(paths.SYNTHETIC, table="curves"), per_model=True)
 ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), paths.fill(paths.SYNTHETIC, table="attention"),
                       per_model=True)  # fmt: skip
-# the fitted sweeps' own runs and curves (each gathered with its refinement's): the atlas's
-# artifacts wait for the atlas's jobs, not the whole model's
+# one sweep's own runs and curves (the refined sweep's with its refinement's), of the fitted sweeps
+# (FITS) or of a named one (SweepOf): an artifact waits for the jobs of the sweeps it reads alone
 SWEEP_RUNS = InputKind("sweep_runs", _parquet(syn_schema.RUNS), paths.fill(paths.SWEEP, table="runs"), per_sweep=True)
 SWEEP_CURVES = InputKind("sweep_curves", _parquet(syn_schema.CURVES), paths.fill(paths.SWEEP, table="curves"),
                          per_sweep=True)  # fmt: skip
@@ -71,8 +71,8 @@ LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), paths.fill(paths.LIMIT,
 LIMIT_SELECTION = InputKind(
     "limit_selection", _parquet(limit_schema.LIMIT_SELECTION), paths.fill(paths.LIMIT, table="selection")
 )
-KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, SWEEP_RUNS, SWEEP_CURVES, FITS_TABLE, REGIME_MODEL, ALONG_TIME_TABLE, ALIGNMENT, POINTS,
-                             LIMIT, LIMIT_SELECTION)}  # fmt: skip
+KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, SWEEP_RUNS, SWEEP_CURVES, FITS_TABLE, REGIME_MODEL,
+                             ALONG_TIME_TABLE, ALIGNMENT, POINTS, LIMIT, LIMIT_SELECTION)}  # fmt: skip
 
 
 def prefix(model: str) -> str:

@@ -60,10 +60,30 @@ def planned_jobs(cwd: Path, *args: str) -> dict[str, int]:
 TABLES = [f"synthetic/{model}/{name}.parquet" for model in registry.MODELS for name in ("runs", "curves", "attention")]
 TABLES += ["synthetic/token_projection.parquet"]
 TABLES += [paths.fill(paths.LIMIT, table=t).removeprefix("results/") for t in paths.LIMIT_TABLES]  # the atlas's limit
-# the smoke config's fitted sweeps, each gathered on its own (what the atlas's artifacts read)
-TABLES += [paths.fill(paths.SWEEP, model="token", sweep=s, table=t).removeprefix("results/")
-           for s in ("atlas", "atlas_long") for t in paths.SWEEP_TABLES]  # fmt: skip
 REAL_TABLES = ["real/runs.parquet", "real/attention.parquet"]
+
+
+def sweep_tables(*configfiles: str) -> list[str]:
+    """The sweeps' gathered tables (under results/) that the artifacts of these config files read:
+    metrics tables too, of one sweep each."""
+    import yaml
+    from snakemake.utils import update_config
+
+    from benign.artifacts.entry import Input
+    from benign.plan import schema
+    from benign.workplan import WorkPlan
+
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    for f in configfiles:
+        update_config(cfg, yaml.safe_load((ROOT / f).read_text()))
+    plan = WorkPlan.load(cfg, schema.PATH)
+    return sorted({
+        path.removeprefix("results/")
+        for art, model in plan.drawn()
+        for spec in art.inputs.values()
+        if isinstance(spec, Input) and spec.kind.per_sweep
+        for path in plan.input_files(spec, model, None)
+    })  # fmt: skip
 
 
 def table_args(*configfiles: str, tables: list[str] = TABLES) -> list[str]:

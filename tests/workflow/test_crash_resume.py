@@ -47,12 +47,13 @@ from tests.helpers.workflow_utils import (
     processes_in,
     read_tables,
     snakemake,
+    sweep_tables,
     table_args,
 )
 
 SEED = 20250713
 DROP = (*MEASURED, "device")  # the only columns allowed to differ
-ALL = TABLES + REAL_TABLES
+ALL = TABLES + REAL_TABLES + sweep_tables("config/smoke.yaml")
 CONFIGS = (SMOKE[1], "config/checkpoints.yaml")
 DELAYED = paths.fill(paths.SYNTHETIC_JOB, job="token_delayed_00", table="runs")
 
