@@ -81,11 +81,21 @@ def line_resolution(cr: pd.DataFrame) -> float:
     least gap between the distinct ends of its closed brackets (its seeds' staggered norms; one
     bracket's width where all its seeds share one), the median over the lines. NaN where no
     bracket is closed."""
+    return _median_gap(_line_gaps(cr).to_numpy())
+
+
+def _line_gaps(cr: pd.DataFrame) -> pd.Series:
+    """Each (d, n) line's least gap between the distinct ends of its closed brackets, in log
+    ||mu|| (NaN where it has one end), indexed by (d, n); lines without a closed bracket absent."""
     closed = cr[(cr["lower"] > 0) & np.isfinite(cr["upper"])]
-    gaps = []
-    for _, line in closed.groupby(["d", "n"]):
+    gaps = {}
+    for key, line in closed.groupby(["d", "n"]):
         ends = np.unique(np.round(np.log(np.r_[line["lower"], line["upper"]].astype(float)), 9))
-        gaps.append(np.diff(ends).min() if len(ends) > 1 else np.nan)
+        gaps[key] = np.diff(ends).min() if len(ends) > 1 else np.nan
+    return pd.Series(gaps, dtype=float)
+
+
+def _median_gap(gaps: np.ndarray) -> float:
     gaps = [g for g in gaps if np.isfinite(g) and g > 0]
     return float(np.median(gaps)) if gaps else float("nan")
 
@@ -95,7 +105,10 @@ def sigma_floor(cr: pd.DataFrame) -> float:
     evenly across a line's resolution (:func:`line_resolution`). Below it the brackets cannot
     tell scatter from none, and the likelihood would drive sigma to 0 (every crossing inside its
     bracket)."""
-    resolution = line_resolution(cr)
+    return _floor(line_resolution(cr))
+
+
+def _floor(resolution: float) -> float:
     return resolution / math.sqrt(12) if np.isfinite(resolution) else 1e-3
 
 
@@ -140,6 +153,22 @@ def decade_knots(d) -> tuple[float, ...]:
 def _design(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple, terms: list | None = None):
     """(X with named columns, offset) of ``law`` at the crossings' (d, n). ``terms``: keep these
     columns (a fit's), else those the data can fit (an axis with one value left out)."""
+    X, offset = _columns(cr, law, fixed, knots)
+    if terms is not None:
+        return X[[t for t in terms if t in X]], offset
+    return _fittable(X), offset
+
+
+def _fittable(X: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``X`` its rows can fit: the intercept and every column that varies."""
+    keep = [c for c in X if c == "log_c" or np.ptp(X[c].to_numpy()) > 0]
+    if "e" in keep and not {"a", "b"} <= set(keep):  # log d log n without both axes is one of them rescaled
+        keep.remove("e")
+    return X[keep]
+
+
+def _columns(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple):
+    """(every column of ``law``'s X, offset) at the crossings' (d, n)."""
     log_d, log_n = np.log(cr["d"].to_numpy(float)), np.log(cr["n"].to_numpy(float))
     cols = {"log_c": np.ones(len(cr))}
     offset = np.zeros(len(cr))
@@ -169,13 +198,7 @@ def _design(cr: pd.DataFrame, law: str, fixed: dict, knots: tuple, terms: list |
         cols["b"] = log_n
     elif law != "none":
         raise ValueError(f"law {law!r}: not one of {sorted([*LAWS, 'interaction'])}")
-    X = pd.DataFrame(cols, index=cr.index)
-    if terms is not None:
-        return X[[t for t in terms if t in X]], offset
-    keep = [c for c in X if c == "log_c" or np.ptp(X[c].to_numpy()) > 0]
-    if "e" in keep and not {"a", "b"} <= set(keep):  # log d log n without both axes is one of them rescaled
-        keep.remove("e")
-    return X[keep], offset
+    return pd.DataFrame(cols, index=cr.index), offset
 
 
 def slope_name(k0: float, k1: float) -> str:
@@ -205,7 +228,8 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     X, offset = _design(cr, law, fixed, knots)
     lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
     x = X.to_numpy(float)
-    floor = sigma_floor(cr)
+    gaps = _line_gaps(cr)
+    floor = _floor(_median_gap(gaps.to_numpy()))  # sigma_floor(cr), from the gaps the jackknife reuses
     params = ic.maximise(x, offset, lower, upper, floor)
     nll = ic.negative_log_likelihood(params, x, offset, lower, upper)[0]
     groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
@@ -215,7 +239,7 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     if intervals == "sandwich" and lines > 1:
         cov = ic.clustered_covariance(params, x, offset, lower, upper, groups, held=at_floor)
     elif intervals and lines > 2:
-        cov = _jackknife_covariance(cr, groups, law, fixed, knots, list(X.columns), len(params))
+        cov = _jackknife_covariance(cr, groups, gaps, law, fixed, knots, list(X.columns), len(params))
     grid_cov = _grid_covariance(X, groups, floor * math.sqrt(12)) if intervals else None
     if grid_cov is not None:  # the brackets' own uncertainty, which the refits barely see (NaN stays NaN)
         cov[:-1, :-1] += grid_cov
@@ -233,18 +257,14 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
                        bool(at_floor))  # fmt: skip
 
 
-def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, law: str, fixed: dict, knots: tuple, names: list,
-                          size: int) -> np.ndarray:  # fmt: skip
+def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law: str, fixed: dict, knots: tuple,
+                          names: list, size: int) -> np.ndarray:  # fmt: skip
     """The delete-one-line jackknife covariance of the terms ``names``: the law refitted with each
     (d, n) line left out, (G - 1) / G times the sum of the outer products of the refits'
     deviations from their mean. A term some refit cannot fit (a decade that only the left-out
     line spans) gets no variance: the jackknife never sees that line's miss, so it has no interval
-    (NaN). Sigma's entries are NaN."""
-    refits = []
-    for g in np.unique(groups):
-        f = fit(cr[groups != g], law, fixed, knots, intervals=False)
-        refits.append([f.estimates.get(t, np.nan) if f else np.nan for t in names])
-    values = np.array(refits, dtype=float)
+    (NaN). Sigma's entries are NaN. ``gaps``: :func:`_line_gaps` of ``cr``."""
+    values = _jackknife_refits(cr, groups, gaps, law, fixed, knots, names)
     cov = np.full((size, size), np.nan)
     whole = np.isfinite(values).all(axis=0)
     k = len(values)
@@ -253,6 +273,30 @@ def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, law: str, fixed:
             u, v = values[:, i] - values[:, i].mean(), values[:, j] - values[:, j].mean()
             cov[i, j] = (k - 1) / k * float(u @ v)
     return cov
+
+
+def _jackknife_refits(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law: str, fixed: dict, knots: tuple,
+                      names: list) -> np.ndarray:  # fmt: skip
+    """The terms ``names`` of the law refitted with each (d, n) line left out, one row per line:
+    the estimates of ``fit(cr[groups != g], law, fixed, knots, intervals=False)`` (NaN for a term
+    it cannot fit), from one design and one set of line gaps sliced."""
+    X, offset = _columns(cr, law, fixed, knots)
+    lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
+    censored = (cr["censored"] != "").to_numpy()
+    line_of = pd.MultiIndex.from_frame(cr[["d", "n"]]).to_numpy()
+    refits = []
+    for g in np.unique(groups):
+        keep = groups != g
+        if censored[keep].all():
+            refits.append([np.nan] * len(names))
+            continue
+        x = _fittable(X[keep])
+        left_out = line_of[~keep][0]
+        floor = _floor(_median_gap(gaps[[key != left_out for key in gaps.index]].to_numpy()))
+        params = ic.maximise(x.to_numpy(float), offset[keep], lower[keep], upper[keep], floor)
+        estimates = dict(zip(x.columns, params[:-1]))
+        refits.append([float(estimates[t]) if t in estimates else np.nan for t in names])
+    return np.array(refits, dtype=float)
 
 
 def _grid_covariance(X: pd.DataFrame, groups: np.ndarray, resolution: float) -> np.ndarray | None:

@@ -175,3 +175,21 @@ def test_the_predictors_intervals_cover_new_crossings_off_the_grid():
         hits += low <= star <= high
         tries += 1
     assert hits >= 0.9 * tries, (hits, tries)
+
+
+@pytest.mark.parametrize("law", ["power", "decades"])
+def test_the_jackknife_refits_are_the_fits_without_each_line(law):
+    """The jackknife's refits, which slice one design and one set of line gaps, are the whole fits
+    of the crossings without each (d, n) line in turn (each with its own design, sigma floor and
+    terms; the decade only the left-out line spans has no refit): equal, not close."""
+    cr = crossings.crossings(simulate(np.random.default_rng(17), a=0.3, b=-0.2, sigma=0.05, tau=0.05))
+    cr = cr[~((cr["d"] == cr["d"].max()) & (cr["n"] != cr["n"].min()))]  # the top decade spanned by one line
+    whole = crossings.fit(cr, law)
+    groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
+    expected = []
+    for g in np.unique(groups):
+        f = crossings.fit(cr[groups != g], law, knots=whole.knots, intervals=False)
+        expected.append([f.estimates.get(t, np.nan) for t in whole.estimates])
+    got = crossings._jackknife_refits(cr, groups, crossings._line_gaps(cr), law, {}, whole.knots, list(whole.estimates))
+    np.testing.assert_array_equal(got, np.array(expected))
+    assert np.isnan(got).any() == (law == "decades") and np.isfinite(got).any()
