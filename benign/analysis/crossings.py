@@ -81,21 +81,24 @@ def line_resolution(cr: pd.DataFrame) -> float:
     least gap between the distinct ends of its closed brackets (its seeds' staggered norms; one
     bracket's width where all its seeds share one), the median over the lines. NaN where no
     bracket is closed."""
-    return _median_gap(_line_gaps(cr).to_numpy())
+    return _median_gap(list(_line_gaps(cr).values()))
 
 
-def _line_gaps(cr: pd.DataFrame) -> pd.Series:
+def _line_gaps(cr: pd.DataFrame) -> dict[tuple, float]:
     """Each (d, n) line's least gap between the distinct ends of its closed brackets, in log
-    ||mu|| (NaN where it has one end), indexed by (d, n); lines without a closed bracket absent."""
-    closed = cr[(cr["lower"] > 0) & np.isfinite(cr["upper"])]
+    ||mu|| (NaN where it has one end), by (d, n); lines without a closed bracket absent."""
+    closed = ((cr["lower"] > 0) & np.isfinite(cr["upper"])).to_numpy()
+    lower, upper = cr["lower"].to_numpy(float)[closed], cr["upper"].to_numpy(float)[closed]
+    keys, line = np.unique(np.column_stack([cr["d"].to_numpy(float)[closed], cr["n"].to_numpy(float)[closed]]),
+                           axis=0, return_inverse=True)  # fmt: skip
     gaps = {}
-    for key, line in closed.groupby(["d", "n"]):
-        ends = np.unique(np.round(np.log(np.r_[line["lower"], line["upper"]].astype(float)), 9))
-        gaps[key] = np.diff(ends).min() if len(ends) > 1 else np.nan
-    return pd.Series(gaps, dtype=float)
+    for i, key in enumerate(keys):
+        ends = np.unique(np.round(np.log(np.r_[lower[line == i], upper[line == i]]), 9))
+        gaps[tuple(key)] = np.diff(ends).min() if len(ends) > 1 else np.nan
+    return gaps
 
 
-def _median_gap(gaps: np.ndarray) -> float:
+def _median_gap(gaps: list) -> float:
     gaps = [g for g in gaps if np.isfinite(g) and g > 0]
     return float(np.median(gaps)) if gaps else float("nan")
 
@@ -229,7 +232,7 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
     lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
     x = X.to_numpy(float)
     gaps = _line_gaps(cr)
-    floor = _floor(_median_gap(gaps.to_numpy()))  # sigma_floor(cr), from the gaps the jackknife reuses
+    floor = _floor(_median_gap(list(gaps.values())))  # sigma_floor(cr), from the gaps the jackknife reuses
     params = ic.maximise(x, offset, lower, upper, floor)
     nll = ic.negative_log_likelihood(params, x, offset, lower, upper)[0]
     groups = cr.groupby(["d", "n"]).ngroup().to_numpy()
@@ -257,7 +260,7 @@ def fit(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None, knots: 
                        bool(at_floor))  # fmt: skip
 
 
-def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law: str, fixed: dict, knots: tuple,
+def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, gaps: dict, law: str, fixed: dict, knots: tuple,
                           names: list, size: int) -> np.ndarray:  # fmt: skip
     """The delete-one-line jackknife covariance of the terms ``names``: the law refitted with each
     (d, n) line left out, (G - 1) / G times the sum of the outer products of the refits'
@@ -275,7 +278,7 @@ def _jackknife_covariance(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series,
     return cov
 
 
-def _jackknife_refits(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law: str, fixed: dict, knots: tuple,
+def _jackknife_refits(cr: pd.DataFrame, groups: np.ndarray, gaps: dict, law: str, fixed: dict, knots: tuple,
                       names: list) -> np.ndarray:  # fmt: skip
     """The terms ``names`` of the law refitted with each (d, n) line left out, one row per line:
     the estimates of ``fit(cr[groups != g], law, fixed, knots, intervals=False)`` (NaN for a term
@@ -283,7 +286,7 @@ def _jackknife_refits(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law
     X, offset = _columns(cr, law, fixed, knots)
     lower, upper = cr["lower"].to_numpy(float), cr["upper"].to_numpy(float)
     censored = (cr["censored"] != "").to_numpy()
-    line_of = pd.MultiIndex.from_frame(cr[["d", "n"]]).to_numpy()
+    line_of = list(zip(cr["d"].to_numpy(float), cr["n"].to_numpy(float)))
     refits = []
     for g in np.unique(groups):
         keep = groups != g
@@ -291,8 +294,8 @@ def _jackknife_refits(cr: pd.DataFrame, groups: np.ndarray, gaps: pd.Series, law
             refits.append([np.nan] * len(names))
             continue
         x = _fittable(X[keep])
-        left_out = line_of[~keep][0]
-        floor = _floor(_median_gap(gaps[[key != left_out for key in gaps.index]].to_numpy()))
+        left_out = line_of[int(np.flatnonzero(~keep)[0])]
+        floor = _floor(_median_gap([gap for key, gap in gaps.items() if key != left_out]))
         params = ic.maximise(x.to_numpy(float), offset[keep], lower[keep], upper[keep], floor)
         estimates = dict(zip(x.columns, params[:-1]))
         refits.append([float(estimates[t]) if t in estimates else np.nan for t in names])

@@ -32,9 +32,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 
 from benign.synthetic.spec import n_flips
+
+SQRT_2PI = np.sqrt(2 * np.pi)  # the normal density's constant, as scipy.stats.norm writes it
 
 LABELS = ("selects_argmax", "selects_hardmax")  # the labels of benign.analysis.theory the law predicts
 
@@ -75,8 +77,8 @@ def _argmax_probability(mean: float, groups: dict[float, int]) -> float:
     logits, ``groups`` counting the tokens at each mean m, itself included): the integral of its
     density times the others' distribution functions, by the trapezoid rule on a fine grid."""
     x = np.linspace(mean - 10, mean + 10, 4001)
-    log_cdf = sum((count - (m == mean)) * stats.norm.logcdf(x - m) for m, count in groups.items())
-    return float(np.trapezoid(stats.norm.pdf(x - mean) * np.exp(log_cdf), x))
+    log_cdf = sum((count - (m == mean)) * special.log_ndtr(x - m) for m, count in groups.items())
+    return float(np.trapezoid(np.exp(-((x - mean) ** 2) / 2.0) / SQRT_2PI * np.exp(log_cdf), x))
 
 
 def selection_probabilities(k: float, rho: float, T: int) -> dict[str, float]:
@@ -104,8 +106,8 @@ def hardmax_error(signal_norm: float, d, n: int, T: int = 8, rho: float = 0.1, e
     the logits' (q lies along e_1 + e_2, nu along e_1 - e_2)."""
     p = selection_probabilities(float(kappa(signal_norm, d, n, T, rho, eta, sigma, signal_part)), rho, T)
     z = signal_norm / (math.sqrt(2) * sigma)
-    wrong = {"relevant": stats.norm.cdf(-z), "weak_true": stats.norm.cdf(-rho * z),
-             "weak_other": stats.norm.cdf(rho * z), "irrelevant": 0.5}  # fmt: skip
+    wrong = {"relevant": special.ndtr(-z), "weak_true": special.ndtr(-rho * z), "weak_other": special.ndtr(rho * z),
+             "irrelevant": 0.5}  # fmt: skip
     return float(sum(p[k] * wrong[k] for k in p))
 
 

@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1]  # benign/
 ROOT = PACKAGE.parent
 
 
+@functools.cache
 def module_file(name: str) -> Path | None:
     """The source of module ``name`` (``benign.x.y``) in this package, or None."""
     parts = name.split(".")
@@ -69,6 +70,11 @@ def closure(*entries: str | Path) -> list[str]:
     """Every module of the package that the entries run: script paths or module names, their
     imports, the imports of those, and so on, with each module's parent packages (importing
     ``benign.x.y`` runs ``benign/__init__.py`` and ``benign/x/__init__.py``)."""
+    return list(_closure(*entries))
+
+
+@functools.cache  # the workflow asks for the same few closures once per rule
+def _closure(*entries: str | Path) -> tuple[str, ...]:
     todo = [Path(e) if isinstance(e, Path) or str(e).endswith(".py") else module_file(str(e)) for e in entries]
     if None in todo:
         raise ValueError(f"not a module of {PACKAGE.name}: {entries[todo.index(None)]!r}")
@@ -86,7 +92,7 @@ def closure(*entries: str | Path) -> list[str]:
                 if parent not in seen:
                     seen.add(parent)
                     todo.append(module_file(parent))
-    return sorted(seen)
+    return tuple(sorted(seen))
 
 
 def fingerprint(*entries: str | Path) -> str:
