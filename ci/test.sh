@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on two processes, one per core of a small machine: the end-to-end
 # workflow and SLURM tests (which share one smoke build, and mostly wait on Snakemake and the
-# scheduler) in one, every other test in the other. Arguments go to both pytest calls.
+# scheduler) with the longest simulations (marked slow) in one, every other test in the other.
+# Arguments go to both pytest calls.
 # Prints the end-to-end part's output after the other's. Exits non-zero if either part fails;
 # a part with no test selected (pytest's 5, say for one file given) is not a failure unless
 # neither part has one.

@@ -95,6 +95,7 @@ def _coverage(sigma: float, tau: float, draws: int, capsys) -> tuple[dict, int]:
     return hits, draws
 
 
+@pytest.mark.slow  # 150 fits of 17 each: beside the end-to-end tests, which mostly wait
 @pytest.mark.parametrize(
     "sigma, tau, most",
     [

@@ -202,7 +202,7 @@ def test_the_slurm_profile_groups_every_short_rule():
     group = profile["config"]["cluster"]["group"]
     out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", "config/smoke.yaml", "--config",
                           f"cluster={{'group': '{group}'}}"], cwd=REPO, capture_output=True, text=True)  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     grouped = set(re.findall(r"^    rule (\w+):", out.stdout, re.M))  # a group job's members are indented
     alone = set(re.findall(r"^rule (\w+):", out.stdout, re.M))
     assert f"Group job {group}" in out.stdout
