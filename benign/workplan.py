@@ -129,6 +129,16 @@ class WorkPlan:
         """The jobs holding runs of the fitted sweeps (what the limit reads, beside the refinement's)."""
         return self.sweep_jobs(self.fits.get("model", ""), *self.fits.get("sweeps", []))
 
+    def synthetic_priority(self, job: str, first: int, below: int) -> int:
+        """A synthetic training job's Snakemake priority: ``first`` for the fitted atlas's jobs
+        (their chain reads itself in turn: started late, it would leave a core working alone at
+        the end), else 1 to ``below`` - 1 by the job's forecast time, the longest first (in bins
+        of 10 s): the last jobs to start are short ones, so no long one runs alone at the end."""
+        if job in self.fitted_jobs:
+            return first
+        seconds = self.synthetic_need(self.plan.synthetic_jobs[job]).seconds
+        return 1 + min(below - 2, int(seconds // 10))
+
     def refines(self, model: str) -> bool:
         """Whether ``model``'s atlas is refined (it then has refinement jobs)."""
         return bool(self.refine) and model == self.fits["model"]

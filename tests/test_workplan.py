@@ -126,3 +126,16 @@ def test_the_limit_reads_the_fitted_sweeps_jobs_alone_and_refines_finer_than_the
     assert fitted and fitted < set(default.jobs_of(default.fits["model"]))
     assert default.limit_resolution**4 == pytest.approx(default.fits["resolution"])
     assert default.limit_resolution < default.fits["resolution"]
+
+
+def test_the_atlas_goes_first_and_every_other_synthetic_job_longest_first(default):
+    """The fitted atlas's jobs get the first priority; every other synthetic job one below the
+    real half's training, higher for a longer forecast, so the last to start are short."""
+    others = [job for job in default.plan.synthetic_jobs if job not in default.fitted_jobs]
+    for job in default.fitted_jobs:
+        assert default.synthetic_priority(job, 60, 20) == 60
+    seconds = {job: default.synthetic_need(default.plan.synthetic_jobs[job]).seconds for job in others}
+    priority = {job: default.synthetic_priority(job, 60, 20) for job in others}
+    assert set(priority.values()) <= set(range(1, 20)) and len(set(priority.values())) > 3, priority
+    by_time = sorted(others, key=seconds.get)
+    assert [priority[j] for j in by_time] == sorted(priority.values())

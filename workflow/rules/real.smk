@@ -81,7 +81,7 @@ rule train_real:
         **paths.tables(paths.REAL_JOB),
     log:
         "logs/real/train_{cell}.log",
-    priority: 20
+    priority: REAL_TRAINING
     conda:
         "../envs/benign.yaml"
     resources:

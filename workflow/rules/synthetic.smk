@@ -2,10 +2,12 @@
 
 The fitted atlas's chain goes first (priority ATLAS_FIRST, above the real half's): its coarse
 jobs, the refinement they plan and the limit read one another in turn, so started late they
-would leave one core working alone at the end; every other job fills the cores around them.
+would leave one core working alone at the end; every other job fills the cores around them,
+after the real half's training (REAL_TRAINING), the longest first.
 """
 
 ATLAS_FIRST = 60  # above the real-data chain's 50 (workflow/rules/real.smk)
+REAL_TRAINING = 20  # train_real's (workflow/rules/real.smk)
 
 
 rule train_synthetic:
@@ -14,7 +16,7 @@ rule train_synthetic:
         **paths.tables(paths.SYNTHETIC_JOB),
     log:
         "logs/synthetic/train_{job}.log",
-    priority: lambda wc: ATLAS_FIRST if wc.job in W.fitted_jobs else 0
+    priority: lambda wc: W.synthetic_priority(wc.job, ATLAS_FIRST, REAL_TRAINING)
     conda:
         "../envs/benign.yaml"
     resources:
