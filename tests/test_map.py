@@ -14,24 +14,17 @@ from tests.helpers.workflow_utils import ROOT
 # {module: the test that exercises it}, for a module without a test at its mirrored path
 TESTED_IN = {
     "benign.analysis.convergence": "tests/analysis/test_refinement.py",  # the step check of the refined windows
-    "benign.analysis.delay_scan": "tests/tables/test_tables.py",  # through the delay-scan table
+    "benign.analysis.delay_scan": "tests/tables/test_delay_scan.py",  # through the delay-scan table
     "benign.analysis.one_step": "tests/tables/test_one_step.py",  # through its table
     "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
     "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
     "benign.artifacts.table": "tests/artifacts/test_entry.py",  # both halves, checked against their functions
     "benign.core.job_time": "tests/plan/test_forecast.py",  # the measured job time beside the forecast
-    "benign.core.notation": "tests/tables/test_tables.py",  # the symbols the tables write
+    "benign.core.notation": "tests/tables/test_synthetic.py",  # the symbols the tables write
     "benign.core.rng": "tests/real/test_batched.py",  # the named streams of a run
     "benign.core.schema": "tests/core/test_job_state.py",  # the tables' schemas, read and written
     "benign.core.stopping": "tests/real/test_batched.py",  # a signal mid-training: checkpoint, stop
-    "benign.figures.atlas": "tests/figures/test_figures.py",  # every figure module: what is drawn
-    "benign.figures.dynamics": "tests/figures/test_figures.py",
-    "benign.figures.heatmaps": "tests/figures/test_figures.py",
-    "benign.figures.max_margin": "tests/figures/test_figures.py",
-    "benign.figures.one_step": "tests/figures/test_figures.py",
-    "benign.figures.projection": "tests/figures/test_figures.py",
-    "benign.figures.real": "tests/figures/test_figures.py",
-    "benign.figures.style": "tests/figures/test_figures.py",
+    "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
     "benign.plan.config_values": "tests/plan/test_jobs.py",  # the values the planner reads
     "benign.plan.load": "tests/plan/test_validate.py",  # bad configs refused on loading
     "benign.plan.real_resources": "tests/plan/test_resources.py",  # the real-data jobs' needs
@@ -56,18 +49,13 @@ TESTED_IN = {
     "benign.synthetic.speed.settings": "tests/synthetic/models/test_encoder.py",
     "benign.tables.along_time": "tests/analysis/test_along_time.py",  # each table beside its analysis
     "benign.tables.boundaries": "tests/analysis/test_boundaries.py",
-    "benign.tables.common": "tests/tables/test_tables.py",
-    "benign.tables.delay_scan": "tests/tables/test_tables.py",
-    "benign.tables.gap_dynamics": "tests/figures/test_figures.py",  # drawn from trained sweeps
-    "benign.tables.generalization_times": "tests/figures/test_figures.py",
+    "benign.tables.gap_dynamics": "tests/figures/test_atlas.py",  # drawn from trained sweeps
+    "benign.tables.generalization_times": "tests/figures/test_atlas.py",
     "benign.tables.limit": "tests/analysis/test_limit.py",
     "benign.tables.max_margin": "tests/analysis/test_max_margin.py",
     "benign.tables.n_laws": "tests/analysis/test_n_law.py",
     "benign.tables.predictor_check": "tests/analysis/test_predictor_power.py",
-    "benign.tables.real": "tests/tables/test_tables.py",
-    "benign.tables.real_dynamics": "tests/tables/test_tables.py",
-    "benign.tables.step_convergence": "tests/figures/test_figures.py",
-    "benign.tables.synthetic": "tests/tables/test_tables.py",
+    "benign.tables.step_convergence": "tests/figures/test_atlas.py",
     "benign.tables.w_control": "tests/analysis/test_w_control.py",
 }
 # {module: how its mirrored test reaches it}, where the test runs it without importing it

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from benign.artifacts.entry import ALL, CONDITIONS, FITS, MODEL, Constant, Key, SweepOf
-from benign.artifacts.synthetic import ALIGNMENT, FITS_TABLE, RUNS, SWEEP_RUNS
+from benign.artifacts.synthetic_inputs import ALIGNMENT, FITS_TABLE, RUNS, SWEEP_RUNS
 from benign.artifacts.table import ARTIFACTS
 from benign.plan import schema
 from benign.workplan import ONE_STEP, WorkPlan, convergence_setting, refine_setting

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from benign.core import paths
+from benign.core import paths, schema
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: the captions, the File inputs
 
@@ -24,6 +24,11 @@ def table_file(stem: str, kind: str = "table") -> str:
     """The file of an artifact of ``stem`` (a table's CSV, a figure's PNG): what another
     artifact reads of it."""
     return paths.fill(paths.ARTIFACT, kind=kind, stem=stem, ext=".csv" if kind == "table" else ".png")
+
+
+def parquet(table_schema):
+    """The reader of an input kind whose files are Parquet tables of ``table_schema``."""
+    return lambda files: schema.read_parquet(files, table_schema)
 
 
 # When an artifact is built (the workflow's ``built``): always, or only if the config has ...
@@ -161,6 +166,7 @@ class Artifact:
     prefix: Callable[[str], str] | None = None  # a per-model artifact's file prefix of a model
     caption: str = ""  # workflow/report/<caption>.rst, where not <name>.rst
     home: str = ""  # the module of the half that holds the entry (set by :func:`entries`)
+    kinds: str = ""  # the module of the half's input kinds, its KINDS (set by :func:`entries`)
 
     @property
     def extensions(self) -> tuple[str, str]:
@@ -191,6 +197,16 @@ class Artifact:
         """The modules of its function and its view."""
         return [f.__module__ for f in (self.function, self.view.function if self.view else None) if f]
 
+    def recipe(self) -> dict:
+        """What the render script needs of the entry, by name: its function, the kind of each
+        input (None: a repository file), its view, and the module of the kinds. The render rule
+        passes it as a param, so an edit to this entry reruns this artifact alone, and its
+        fingerprint covers these modules, not the table that holds every entry."""
+        view = self.view and {"function": _name(self.view.function), "reads": list(self.view.reads),
+                              "gives": list(self.view.gives)}  # fmt: skip
+        inputs = {name: spec.kind.name if isinstance(spec, Input) else None for name, spec in self.inputs.items()}
+        return {"function": _name(self.function), "inputs": inputs, "view": view, "kinds": self.kinds}
+
     def arguments(self) -> set[str]:
         """The names its function is called with: the inputs (less those the view reads, plus
         what it gives), the params and ``stem``."""
@@ -198,10 +214,10 @@ class Artifact:
         return (set(self.inputs) - reads) | gives | set(self.params) | {"stem"}
 
 
-def entries(home: str, *artifacts: Artifact) -> dict[str, Artifact]:
-    """A half's table: {key: entry}, each entry knowing the module that holds it (``home``, which
-    the render rule loads and fingerprints)."""
-    return {a.key: replace(a, home=home) for a in artifacts}
+def entries(home: str, kinds: str, *artifacts: Artifact) -> dict[str, Artifact]:
+    """A half's table: {key: entry}, each entry knowing the module that holds it (``home``) and
+    the module of its input kinds (``kinds``, which the render script loads)."""
+    return {a.key: replace(a, home=home, kinds=kinds) for a in artifacts}
 
 
 def param_value(cfg: dict, spec, constants: dict):

@@ -1,28 +1,14 @@
-"""The real-data half of the artifact table: its input kinds (the real-data Parquet schemas and
-the files that hold them) and Tables 2 and 6, Figures 8 and 9 and the dynamics, each entry
-holding its function. It imports no synthetic module, so no synthetic edit re-renders these."""
+"""The real-data half of the artifact table: Tables 2 and 6, Figures 8 and 9 and the dynamics,
+each entry holding its function (its input kinds are in real_inputs.py). It imports no
+synthetic module, so no synthetic edit re-renders these."""
 
 from __future__ import annotations
 
-from benign.artifacts.entry import Artifact, Constant, File, InputKind, Key, Value, View, entries
-from benign.core import paths, schema
+from benign.artifacts import real_inputs
+from benign.artifacts.entry import Artifact, Constant, File, Key, Value, View, entries
+from benign.artifacts.real_inputs import KINDS
 from benign.figures import real as real_figures
-from benign.real import schema as real_schema
 from benign.tables import real, real_dynamics
-
-
-def _parquet(table_schema):
-    return lambda paths: schema.read_parquet(paths, table_schema)
-
-
-KINDS = {
-    k.name: k
-    for k in (
-        InputKind("real_runs", _parquet(real_schema.REAL_RUNS), paths.fill(paths.REAL, table="runs")),
-        InputKind("real_attention", _parquet(real_schema.REAL_ATTENTION), paths.fill(paths.REAL, table="attention")),
-        InputKind("real_curves", _parquet(real_schema.REAL_CURVES), paths.fill(paths.REAL, table="curves")),
-    )
-}
 
 # Tables 2 and 6: the real runs of the main grid, the paper's numbers, the data sets' notes
 REAL_TABLE = dict(section="Real data", when="real", caption="real_table", function=real.real_results,
@@ -32,6 +18,7 @@ REAL_TABLE = dict(section="Real data", when="real", caption="real_table", functi
 
 ENTRIES = entries(
     __name__,
+    real_inputs.__name__,
     Artifact("real_eta0.1", "table", "Table 2", "real data, eta = 0.1: train loss, test accuracy, baseline",
              params={"etas": Value([0.1]), "notes": Constant("real_notes")}, **REAL_TABLE),
     Artifact("real_eta0_0.2", "table", "Table 6", "real data, eta = 0 and 0.2, the paper's numbers beside",

@@ -1,5 +1,5 @@
-"""The synthetic half of the artifact table: its input kinds (the synthetic Parquet schemas and
-the files that hold them) and its figures and tables, each entry holding its function.
+"""The synthetic half of the artifact table: its figures and tables, each entry holding its
+function (its input kinds are in synthetic_inputs.py).
 
 Adding a figure is its plot function, one entry here and its caption
 (workflow/report/<name>.rst).
@@ -7,9 +7,8 @@ Adding a figure is its plot function, one entry here and its caption
 
 from __future__ import annotations
 
-import pandas as pd
-
 from benign.analysis.theory import atlas_view, sweeps_view
+from benign.artifacts import synthetic_inputs
 from benign.artifacts.entry import (
     ALL,
     FITS,
@@ -17,17 +16,27 @@ from benign.artifacts.entry import (
     MODEL_NAME,
     Artifact,
     Constant,
-    InputKind,
     Key,
     SweepOf,
     View,
     entries,
-    table_file,
 )
-from benign.core import paths, schema
+from benign.artifacts.synthetic_inputs import (
+    ALIGNMENT,
+    ALONG_TIME_TABLE,
+    ATTENTION,
+    CURVES,
+    FITS_TABLE,
+    LIMIT,
+    LIMIT_SELECTION,
+    POINTS,
+    REGIME_MODEL,
+    RUNS,
+    SWEEP_CURVES,
+    SWEEP_RUNS,
+)
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
-from benign.synthetic import limit_schema, registry
-from benign.synthetic import schema as syn_schema
+from benign.synthetic import registry
 from benign.tables import (
     along_time,
     boundaries,
@@ -43,36 +52,6 @@ from benign.tables import (
 from benign.tables import limit as limit_table
 from benign.tables import max_margin as max_margin_table
 from benign.tables import one_step as one_step_table
-
-
-def _parquet(table_schema):
-    return lambda paths: schema.read_parquet(paths, table_schema)
-
-
-# The kinds of input. The per-model kinds (runs, curves, attention) are read of a model: FITS the
-# model of synthetic.boundary_fits, ALL every configured model, MODEL the model of a per-model
-# artifact, or a model by its name. FITS_TABLE(MODEL): the regime-boundaries table where that
-# model's atlas is fitted, else none. An input with no file is passed as None.
-RUNS = InputKind("runs", _parquet(syn_schema.RUNS), paths.fill(paths.SYNTHETIC, table="runs"), per_model=True)
-CURVES = InputKind("curves", _parquet(syn_schema.CURVES), paths.fill(paths.SYNTHETIC, table="curves"), per_model=True)
-ATTENTION = InputKind("attention", _parquet(syn_schema.ATTENTION), paths.fill(paths.SYNTHETIC, table="attention"),
-                      per_model=True)  # fmt: skip
-# one sweep's own runs and curves (the refined sweep's with its refinement's), of the fitted sweeps
-# (FITS) or of a named one (SweepOf): an artifact waits for the jobs of the sweeps it reads alone
-SWEEP_RUNS = InputKind("sweep_runs", _parquet(syn_schema.RUNS), paths.fill(paths.SWEEP, table="runs"), per_sweep=True)
-SWEEP_CURVES = InputKind("sweep_curves", _parquet(syn_schema.CURVES), paths.fill(paths.SWEEP, table="curves"),
-                         per_sweep=True)  # fmt: skip
-FITS_TABLE = InputKind("fits", pd.read_csv, table_file("regime_boundaries"), model_only=True)
-REGIME_MODEL = InputKind("regime_model", pd.read_csv, table_file("regime_model"))
-ALONG_TIME_TABLE = InputKind("along_time", pd.read_csv, table_file("boundaries_along_time"))
-ALIGNMENT = InputKind("alignment", _parquet(syn_schema.ALIGNMENT), paths.MAX_MARGIN, expand="max_margin_model")
-POINTS = InputKind("points", pd.read_parquet, paths.TOKEN_PROJECTION)
-LIMIT = InputKind("limit", _parquet(limit_schema.LIMIT), paths.fill(paths.LIMIT, table="limit"))
-LIMIT_SELECTION = InputKind(
-    "limit_selection", _parquet(limit_schema.LIMIT_SELECTION), paths.fill(paths.LIMIT, table="selection")
-)
-KINDS = {k.name: k for k in (RUNS, CURVES, ATTENTION, SWEEP_RUNS, SWEEP_CURVES, FITS_TABLE, REGIME_MODEL,
-                             ALONG_TIME_TABLE, ALIGNMENT, POINTS, LIMIT, LIMIT_SELECTION)}  # fmt: skip
 
 
 def prefix(model: str) -> str:
@@ -115,8 +94,10 @@ ATLAS_TABLE = dict(section="Tables", when="boundary_fits", inputs=FITTED,
                    params={"resolution_limit": Key("synthetic.boundary_fits.resolution")})  # fmt: skip
 PER_MODEL = dict(prefix=prefix)
 
+KINDS = synthetic_inputs.KINDS
 ENTRIES = entries(
     __name__,
+    synthetic_inputs.__name__,
     Artifact("token_projection", "figure", "Figure 1", "token projection under a hand-set query", "Synthetic",
              function=projection.token_projection, inputs={"points": POINTS()}, params={"cfg": Key("synthetic.projection")}),
     Artifact("softmax_dynamics", "figure", "Figures 3, 6", "softmax dynamics", "Synthetic",

@@ -205,7 +205,8 @@ def test_an_atlas_of_its_own_trains_only_its_jobs(tmp_path):
 def test_a_per_sweep_input_names_the_fitted_sweeps_or_one_sweep():
     """A per-sweep kind reads the fitted sweeps (FITS) or a sweep named by the plan (SweepOf);
     a model's name alone says no sweep, and the entry is refused with it."""
-    from benign.artifacts.synthetic import SWEEP_RUNS, delay_scan
+    from benign.artifacts.synthetic import delay_scan
+    from benign.artifacts.synthetic_inputs import SWEEP_RUNS
 
     def scan(of):
         return Artifact("scan", "table", "", "the delay scan", "Tables", function=delay_scan.delay_scan,

@@ -53,11 +53,12 @@ def done(tmp_path_factory):
     return repo
 
 
-def edited(done, tmp_path, module: str):
+def edited(done, tmp_path, *modules: str):
     repo = tmp_path / "repo"
     shutil.copytree(done, repo, symlinks=True)
-    path = repo / "benign" / module
-    path.write_text(path.read_text() + "\n# edited\n")
+    for module in modules:
+        path = repo / "benign" / module
+        path.write_text(path.read_text() + "\n# edited\n")
     return planned_jobs(repo)
 
 
@@ -67,14 +68,28 @@ def test_editing_theory_reruns_no_training_job(done, tmp_path):
     assert "figure_loss_heatmap" in jobs and "table_synthetic_regimes" in jobs
 
 
-def test_editing_a_config_message_reruns_nothing(done, tmp_path):
-    assert edited(done, tmp_path, "plan/validate.py") == {}
+def test_editing_a_config_message_or_the_table_of_entries_reruns_nothing(done, tmp_path):
+    """The render jobs read their entries as params (``Artifact.recipe``), not the modules that
+    hold the table of entries."""
+    assert edited(done, tmp_path, "plan/validate.py", "artifacts/synthetic.py", "artifacts/real.py") == {}
 
 
 @pytest.mark.parametrize("module", ["figures/heatmaps.py", "tables/real.py", "analysis/metrics.py"])
 def test_editing_figures_or_tables_reruns_no_training_job(done, tmp_path, module):
     jobs = edited(done, tmp_path, module)
     assert jobs and not TRAINING & set(jobs), jobs
+
+
+def test_an_entry_edit_reruns_its_artifact_alone(done, tmp_path):
+    """Table 2's noise rates changed in its entry: that table is drawn again, and the summary
+    that lists every table; Table 6, whose entry shares everything else with it, is not."""
+    repo = tmp_path / "repo"
+    shutil.copytree(done, repo, symlinks=True)
+    path = repo / "benign/artifacts/real.py"
+    text = path.read_text()
+    assert text.count('"etas": Value([0.1])') == 1
+    path.write_text(text.replace('"etas": Value([0.1])', '"etas": Value([0.1, 0.2])'))
+    assert set(planned_jobs(repo)) == {"table_real_eta0_1", "summary", "all"}
 
 
 def test_editing_the_encoder_reruns_only_the_encoder_jobs(done, tmp_path):
@@ -139,10 +154,39 @@ def test_closure_follows_imports_and_parent_packages():
     assert "benign.analysis.theory" not in names and "benign.plan.validate" not in names
 
 
-@pytest.mark.parametrize("home", sorted({a.home for a in ARTIFACTS.values()}))
-def test_a_generated_rule_loads_only_modules_of_its_fingerprint(home):
-    """The render script loads the half that holds its artifact by name: the rule's fingerprint
-    names that module, and loading it loads nothing else."""
-    body = "\n".join(["from benign.artifacts.entry import File", "from benign.core.io import log_to", f"import {home}"])
-    covered = set(fingerprint.closure(ROOT / "workflow/scripts/render.py", home))
-    assert loaded(body) <= covered, loaded(body) - covered
+# Each module imported alone, in a child forked from one interpreter that holds the third-party
+# libraries already (they are not the package's): what importing it loads of the package.
+PROBE_EACH = """
+import json, os, sys
+sys.path.insert(0, {root!r})
+import matplotlib.pyplot, numpy, pandas, scipy.stats  # noqa: F401  shared by every child, none of ours
+found = {{}}
+for name in {names!r}:
+    read, write = os.pipe()
+    if (pid := os.fork()) == 0:
+        __import__(name)
+        os.write(write, json.dumps(sorted(m for m in sys.modules if m == "benign" or m.startswith("benign."))).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        found[name] = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+print(json.dumps(found))
+"""
+
+
+def test_a_generated_rule_loads_only_modules_of_its_fingerprint():
+    """The render script loads the modules its entry's recipe names (the function's, the
+    view's, the input kinds'), never the table of entries: each rule's fingerprint covers
+    everything that loading them loads, so an edit to another entry reruns nothing here."""
+    names = sorted({m for a in ARTIFACTS.values() for m in (*a.modules, a.kinds)})
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE_EACH.format(root=str(ROOT), names=names)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    found = {name: set(mods) for name, mods in json.loads(out.stdout.splitlines()[-1]).items()}
+    assert not {a.home for a in ARTIFACTS.values()} & set().union(*found.values())
+    for a in ARTIFACTS.values():
+        loads = set().union(*(found[m] for m in (*a.modules, a.kinds)))
+        covered = set(fingerprint.closure(ROOT / "workflow/scripts/render.py", *a.modules, a.kinds))
+        assert loads <= covered, (a.key, loads - covered)

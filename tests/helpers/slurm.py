@@ -56,8 +56,11 @@ NO_RETRY = ("--retries", "0")
 # limit; slurmctld enforces it up to a poll later, about 80 s in all), then ample room for the
 # retries: beside the test suite on a 2-core AVX2-only EPYC a job runs several times slower than
 # alone. SLURM sends SIGTERM at the limit; the job checkpoints and exits 75, and the retry
-# resumes it. The uninterrupted reference runs locally, without checkpoints. Targets go
-# first: --configfile, --config and --set-resources take every value that follows them.
+# resumes it. That a resumed job's tables equal an uninterrupted run's is shown without SLURM
+# (tests/synthetic/test_checkpoint.py, a SIGTERM at a step of its own choosing; and
+# tests/workflow/test_crash_resume.py, the whole smoke build), so no second 2-minute run is trained
+# here to compare with. Targets go first: --configfile, --config and --set-resources take every
+# value that follows them.
 LONG_JOB = paths.fill(paths.SYNTHETIC_JOB, job="token_delayed_00", table="runs")
 LONG = "synthetic: {{checkpoint_every: {every}, token: {{delayed: {{steps: {steps}}}}}}}\n"
 LONG_ARGS = ("--configfile", "config/smoke.yaml", "config/long.yaml", "--retries", "2")
@@ -220,28 +223,19 @@ def toy_workflow(path: Path, snakefile: str) -> Path:
 
 @contextlib.contextmanager
 def started_runs(base: Path) -> Iterator[dict]:
-    """Start side by side, in folders under `base`: the time-limit run and its uninterrupted
-    local reference, the two toys, and the smoke sample. On the way out, stop whatever still
-    runs and cancel its SLURM jobs."""
-    steps = long_job_steps()
-    long_repos = [copy_repo(base / name) for name in ("time_limit", "uninterrupted")]
-    for repo, every in zip(long_repos, (CHECKPOINT_EVERY, 0)):
-        (repo / "config/long.yaml").write_text(LONG.format(every=every, steps=steps))
-    reference = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", LONG_JOB, "--cores", "1", *LONG_ARGS],
-        cwd=long_repos[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    """Start side by side, in folders under `base`: the time-limit run, the two toys, and the
+    smoke sample. On the way out, stop whatever still runs and cancel its SLURM jobs."""
+    long_repo = copy_repo(base / "time_limit")
+    (long_repo / "config/long.yaml").write_text(LONG.format(every=CHECKPOINT_EVERY, steps=long_job_steps()))
     runs = {
-        "time_limit": Run(long_repos[0], LONG_JOB, *LONG_ARGS, *TIME_LIMIT, kill_after=LONG_KILL_AFTER),
+        "time_limit": Run(long_repo, LONG_JOB, *LONG_ARGS, *TIME_LIMIT, kill_after=LONG_KILL_AFTER),
         "failing": Run(toy_workflow(base / "failing", FAILING), *NO_RETRY, kill_after=TOY_KILL_AFTER),
         "over_time": Run(toy_workflow(base / "over_time", OVER_TIME), *NO_RETRY, kill_after=TOY_KILL_AFTER),
         "smoke": Run(copy_repo(base / "smoke"), *SAMPLE, *SMOKE, kill_after=SMOKE_KILL_AFTER),
     }
     try:
-        yield runs | {"uninterrupted": (long_repos[1], reference)}
+        yield runs
     finally:
         for run in runs.values():
             run.stop()
-        if reference.poll() is None:
-            reference.kill()
         cancel_jobs_under(base)

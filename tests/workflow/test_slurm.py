@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from benign.core.schema import MEASURED
-from tests.helpers.slurm import CHECKPOINT_EVERY, LONG_JOB, LONG_KILL_AFTER, SAMPLE, Run, slurm_jobs
+from tests.helpers.slurm import CHECKPOINT_EVERY, LONG_JOB, SAMPLE, Run, slurm_jobs
 from tests.helpers.smoke_run import local_smoke_run
 
 pytestmark = pytest.mark.slurm
@@ -108,8 +109,10 @@ def test_job_over_its_time_limit_ends_the_run(runs, capsys):
 
 def test_a_job_killed_at_its_time_limit_resumes_on_retry_and_loses_nothing(runs, capsys):
     """The long job's first attempt ends in TIMEOUT (SIGTERM at its 1 min limit), a retry with
-    ample time resumes it from its checkpoint and completes it, and its tables equal the
-    uninterrupted run's."""
+    ample time resumes it from the checkpoint the signal made (not from step 0) and completes it:
+    every run trained to the last step. That a resumed job's numbers equal an uninterrupted
+    run's is shown without SLURM (tests/synthetic/test_checkpoint.py, a SIGTERM at an unplanned
+    step; tests/workflow/test_crash_resume.py, the whole smoke build killed three times)."""
     run = runs["time_limit"].finish()
     assert run.returncode == 0, run.tail()
     ids = run.job_ids()
@@ -126,12 +129,11 @@ def test_a_job_killed_at_its_time_limit_resumes_on_retry_and_loses_nothing(runs,
     resumed = [int(s) for s in re.findall(r"from its checkpoint at step (\d+)", job_log)]
     # a step the signal chose, not a periodic one
     assert any(step % CHECKPOINT_EVERY for step in resumed), job_log[-3000:]
-    reference_repo, reference = runs["uninterrupted"]
-    assert reference.wait(timeout=LONG_KILL_AFTER) == 0
-    folder = Path(LONG_JOB).parent
-    for name in ("runs", "curves", "attention"):
-        expected = pd.read_parquet(reference_repo / folder / f"{name}.parquet")
-        got = pd.read_parquet(runs["time_limit"].cwd / folder / f"{name}.parquet")
-        drop = [c for c in expected.columns if c in MEASURED or c == "device"]
-        pd.testing.assert_frame_equal(got.drop(columns=drop), expected.drop(columns=drop), obj=name)
+    folder = repo / Path(LONG_JOB).parent
+    steps = yaml.safe_load((repo / "config/long.yaml").read_text())["synthetic"]["token"]["delayed"]["steps"]
+    table = pd.read_parquet(folder / "runs.parquet")
+    assert sorted(table["seed"]) == [1, 2] and (table["status"] == "ok").all(), table
+    assert (table["steps"] == steps).all() and (table["iterations"] == steps).all(), table[["steps", "iterations"]]
+    curves = pd.read_parquet(folder / "curves.parquet")
+    assert (curves.groupby("run_id")["step"].max() == steps).all(), curves.groupby("run_id")["step"].max()
     report(capsys, f"job past its time limit: {len(ids)} attempts, resumed at steps {resumed}, {run.seconds:.0f} s")

@@ -23,11 +23,11 @@ for art, model in sorted(W.drawn(), key=lambda am: am[0].kind != "table"):
         conda:
             "../envs/benign.yaml"
         params:
-            artifact=art.key,
-            half=art.home,
+            recipe=art.recipe(),  # an edit to the entry reruns this artifact alone
+            extension=art.extensions[0],
             args=W.params(art.params, model),
             view=W.params(art.view.params if art.view else {}, model),
-            code=code("render.py", art.home),
+            code=code("render.py", *art.modules, art.kinds),
         script:
             "../scripts/render.py"
 
