@@ -19,13 +19,7 @@ TESTED_IN = {
     "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
     "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
     "benign.artifacts.table": "tests/artifacts/test_entry.py",  # both halves, checked against their functions
-    "benign.core.job_time": "tests/plan/test_forecast.py",  # the measured job time beside the forecast
-    "benign.core.notation": "tests/tables/test_synthetic.py",  # the symbols the tables write
-    "benign.core.rng": "tests/real/test_batched.py",  # the named streams of a run
-    "benign.core.schema": "tests/core/test_job_state.py",  # the tables' schemas, read and written
-    "benign.core.stopping": "tests/real/test_batched.py",  # a signal mid-training: checkpoint, stop
     "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
-    "benign.plan.config_values": "tests/plan/test_jobs.py",  # the values the planner reads
     "benign.plan.load": "tests/plan/test_validate.py",  # bad configs refused on loading
     "benign.plan.real_resources": "tests/plan/test_resources.py",  # the real-data jobs' needs
     "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
@@ -35,12 +29,8 @@ TESTED_IN = {
     "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
     "benign.real.registry": "tests/plan/test_schema.py",  # the source kinds the schema allows
     "benign.real.schema": "tests/real/test_protocol.py",  # the real tables' schemas
-    "benign.real.settings": "tests/real/test_protocol.py",  # the protocol's defaults, against the paper's
     "benign.real.sizes": "tests/plan/test_resources.py",  # the feature caches' sizes in the real jobs' needs
-    "benign.synthetic.clock": "tests/analysis/test_gap_growth.py",  # the gap's clock
     "benign.synthetic.costs": "tests/synthetic/test_flow.py",  # the flow's cost per run
-    "benign.synthetic.engines": "tests/synthetic/test_registry.py",  # the engine a cost asks for, resolved by the spec
-    "benign.synthetic.label_noise": "tests/synthetic/test_data_model.py",  # the flipped labels
     "benign.synthetic.limit_schema": "tests/synthetic/test_svm_limit.py",  # the limit's tables
     "benign.synthetic.models.batch_data": "tests/synthetic/test_gram.py",  # a batch's data, either engine
     "benign.synthetic.schema": "tests/synthetic/test_spec.py",  # the synthetic tables' schemas

@@ -32,14 +32,6 @@ def test_paper_grid_is_39_by_39(cfg):
     assert min(r["signal_norm"] for r in heat) == 5 and max(r["signal_norm"] for r in heat) == 100
 
 
-def test_grid_forms():
-    assert bc.grid({"start": 5, "stop": 10, "step": 2.5}, "x") == [5.0, 7.5, 10.0]
-    assert bc.grid({"start": 250, "stop": 500, "step": 125}, "x") == [250, 375, 500]
-    assert bc.grid([3, 1], "x") == [3, 1]
-    with pytest.raises(ConfigError, match=r"x: stop \(1\) is below start \(2\)"):
-        bc.grid({"start": 2, "stop": 1, "step": 1}, "x")
-
-
 def test_warning_for_eta_that_flips_nothing(cfg):
     cfg = copy.deepcopy(cfg)
     cfg["synthetic"]["defaults"]["eta"] = 0.01
