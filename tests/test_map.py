@@ -18,9 +18,7 @@ TESTED_IN = {
     "benign.analysis.one_step": "tests/tables/test_one_step.py",  # through its table
     "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
     "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
-    "benign.artifacts.table": "tests/artifacts/test_entry.py",  # both halves, checked against their functions
     "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
-    "benign.plan.load": "tests/plan/test_validate.py",  # bad configs refused on loading
     "benign.plan.real_resources": "tests/plan/test_resources.py",  # the real-data jobs' needs
     "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
     "benign.real.heads": "tests/real/test_protocol.py",  # phase 1's heads
@@ -29,7 +27,6 @@ TESTED_IN = {
     "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
     "benign.real.registry": "tests/plan/test_schema.py",  # the source kinds the schema allows
     "benign.real.schema": "tests/real/test_protocol.py",  # the real tables' schemas
-    "benign.real.sizes": "tests/plan/test_resources.py",  # the feature caches' sizes in the real jobs' needs
     "benign.synthetic.costs": "tests/synthetic/test_flow.py",  # the flow's cost per run
     "benign.synthetic.limit_schema": "tests/synthetic/test_svm_limit.py",  # the limit's tables
     "benign.synthetic.models.batch_data": "tests/synthetic/test_gram.py",  # a batch's data, either engine
