@@ -10,16 +10,7 @@ from benign.real import schema as real_schema
 from tests.helpers import frames
 from tests.helpers.figures import assert_rendered
 
-DATASETS = [
-    dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
-    dict(
-        dataset="sst2",
-        dataset_label="SST-2 (stands in for AG-news)",
-        paper_dataset=None,
-        backbone="bert-base-uncased",
-        num_classes=2,
-    ),
-]
+DATASETS = frames.REAL_DATASETS
 
 
 def test_real_eta_heatmap(tmp_path):

@@ -17,16 +17,7 @@ SUMMARY = REFERENCE.with_name("table2_summary.csv")
 def real_runs():
     rng = np.random.default_rng(0)
     rows = []
-    for ds in (
-        dict(dataset="mnist", dataset_label="MNIST", paper_dataset="MNIST"),
-        dict(
-            dataset="sst2",
-            dataset_label="SST-2 (stands in for AG-news)",
-            paper_dataset=None,
-            backbone="bert-base-uncased",
-            num_classes=2,
-        ),
-    ):
+    for ds in frames.REAL_DATASETS:
         for n in (20, 200):
             for eta in (0.0, 0.1, 0.2):
                 for seed in (42, 314, 2718):
