@@ -168,6 +168,7 @@ def test_the_real_tables_are_two_entries_with_their_etas():
     assert entry.param_value(cfg, table2.view.params["grid"], {}) == {"n": [20], "seeds": [42]}
 
 
+@pytest.mark.slow  # Snakemake on a copy of the repository: beside the end-to-end tests (ci/test.sh)
 def test_a_config_without_boundary_fits_plans_its_heatmaps_without_the_atlas(tmp_path):
     """The heatmaps read the atlas's table only where it is fitted: without
     ``synthetic.boundary_fits`` the workflow still parses, and draws them with no fits."""
@@ -184,6 +185,7 @@ def test_a_config_without_boundary_fits_plans_its_heatmaps_without_the_atlas(tmp
     assert jobs.get("figure_loss_heatmap") == 1 and "table_regime_boundaries" not in jobs, jobs
 
 
+@pytest.mark.slow  # Snakemake on a copy of the repository: beside the end-to-end tests (ci/test.sh)
 def test_an_atlas_of_its_own_trains_only_its_jobs(tmp_path):
     """config/atlas_only.yaml, the worked example of docs/regimes.md: its regime-boundaries table
     and regime map wait for the atlas's own training jobs and the refinement the checkpoint

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 
 from benign.core import job_state, paths
 from benign.core.schema import MEASURED
@@ -31,6 +32,7 @@ TABLES = paths.tables(paths.SYNTHETIC_JOB, job="token_settings_00")
 ARGS = (TABLES["runs"], "--cores", "1", "--configfile", "config/smoke.yaml")
 
 
+@pytest.mark.slow  # Snakemake on a copy of the repository: beside the end-to-end tests (ci/test.sh)
 def test_a_job_whose_outputs_were_removed_after_it_finished_reruns_without_training(tmp_path):
     """SLURM can rule a job TIMEOUT after its last write; Snakemake then removes its outputs and
     retries it. Here the first run ends without its success handler (``--no-hooks``), as a failed
