@@ -10,12 +10,9 @@ from benign.core.io import log_to
 
 
 def named(name):
-    """The function ``module:qualname``."""
-    module, _, qualname = name.partition(":")
-    found = import_module(module)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
+    """The module-level function ``module:function``."""
+    module, _, function = name.partition(":")
+    return getattr(import_module(module), function)
 
 
 def read(kind, paths):
