@@ -149,11 +149,14 @@ def _atlas_batches(n: int, d: int) -> list[RunSpec]:
     import yaml
 
     from benign.plan.jobs import synthetic_jobs
-    from benign.plan.validate import validate_config
+    from benign.plan.load import read
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
-    runs = [RunSpec(**r) for job in synthetic_jobs(cfg).values() for r in job]
+    runs = [
+        RunSpec(**r)
+        for job in synthetic_jobs(read(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")).values()
+        for r in job
+    ]
     line = [s for s in runs if s.setting == "atlas" and s.n == n and s.d == d]
     first = min(s.batch_key() for s in line)
     return [s for s in line if s.batch_key() == first]
@@ -242,11 +245,14 @@ def _atlas_line(n: int, d: int, seed: int) -> list[RunSpec]:
     import yaml
 
     from benign.plan.jobs import synthetic_jobs
-    from benign.plan.validate import validate_config
+    from benign.plan.load import read
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
-    runs = [RunSpec(**r) for job in synthetic_jobs(cfg).values() for r in job]
+    runs = [
+        RunSpec(**r)
+        for job in synthetic_jobs(read(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")).values()
+        for r in job
+    ]
     return [s for s in runs if s.setting == "atlas" and s.n == n and s.d == d and s.seed == seed]
 
 

@@ -15,7 +15,7 @@ from benchmarks import reference
 from benchmarks.common import RESULTS, ROOT, Context, extrapolate, rounded, target, timed
 from benign.plan.config_values import grid
 from benign.plan.jobs import synthetic_jobs
-from benign.plan.validate import validate_config
+from benign.plan.load import read
 from benign.synthetic.data_model import DataSpec
 from benign.synthetic.trainer import RunSpec, train_runs
 
@@ -299,13 +299,13 @@ def atlas(ctx: Context) -> dict:
 
     from benign.analysis.refinement import convergence_runs, refinement_runs
     from benign.analysis.theory import Criteria
-    from benign.plan.resources import cluster_settings, pack
+    from benign.plan.resources import pack
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    validate_config(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    config = read(cfg, ROOT / "workflow" / "schemas" / "config.schema.yaml")
     fits = cfg["synthetic"]["boundary_fits"]
     sweeps, model, refine = fits["sweeps"], fits["model"], fits.get("refine")
-    jobs = {k: v for k, v in synthetic_jobs(cfg).items() if any(k.startswith(f"{model}_{s}_") for s in sweeps)}
+    jobs = {k: v for k, v in synthetic_jobs(config).items() if any(k.startswith(f"{model}_{s}_") for s in sweeps)}
     if ctx.quick:  # two jobs, their first two runs, 20 steps
         jobs = {k: [dict(r, steps=20, log_points=5) for r in v[:2]] for k, v in list(jobs.items())[:2]}
         fits = dict(fits, horizons=[20])
@@ -319,14 +319,14 @@ def atlas(ctx: Context) -> dict:
         criteria = Criteria(**cfg["synthetic"]["regime"])
         planned = refinement_runs(runs_done, curves_done, fits["horizons"], refine["points"], refine["seeds"],
                                   log_points, criteria, f"{refine['sweep']}_refine")  # fmt: skip
-        plan = pack(planned, f"{model}_{refine['sweep']}_refine", refine["batches_per_job"], cluster_settings(cfg))
+        plan = pack(planned, f"{model}_{refine['sweep']}_refine", refine["batches_per_job"], config.cluster)
         check = fits.get("convergence")
         if check:
             checked = convergence_runs(runs_done, curves_done, max(fits["horizons"]), refine["points"], check["seeds"],
                                        refine["seeds"], check["factor"], log_points, criteria,
                                        f"{refine['sweep']}_convergence")  # fmt: skip
             plan |= pack(checked, f"{model}_{refine['sweep']}_convergence", check["batches_per_job"],
-                         cluster_settings(cfg))  # fmt: skip
+                         config.cluster)  # fmt: skip
         refine_wall, refined, _ = _run_jobs(plan, workers)
         wall += refine_wall
         runs += sum(len(v) for v in plan.values())

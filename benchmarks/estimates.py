@@ -22,8 +22,9 @@ import yaml
 
 from benign.core import paths
 from benign.core.io import write_json
-from benign.plan import plan, resources
-from benign.plan import validate as cv
+from benign.plan import jobs as plan
+from benign.plan import real_resources, resources
+from benign.plan.load import read
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,15 +60,15 @@ def main() -> None:
     cfg = yaml.safe_load((args.repo / "config" / "config.yaml").read_text())
     for extra in args.configfile:
         cfg = merged(cfg, yaml.safe_load((args.repo / extra).read_text()))
-    cv.validate_config(cfg, args.repo / "workflow" / "schemas" / "config.schema.yaml")
-    device = resources.cluster_settings(cfg).device
+    config = read(cfg, args.repo / "workflow" / "schemas" / "config.schema.yaml")
+    device = config.cluster.device
     jobs = []
-    for job, runs in plan.synthetic_jobs(cfg).items():
+    for job, runs in plan.synthetic_jobs(config).items():
         need = resources.synthetic_job_need(runs, device)
         jobs.append(("train_synthetic", job, need, args.repo / paths.fill(paths.SYNTHETIC_JOB, job=job, table="runs")))
-    for job, need in plan.real_needs(cfg)["train"].items():
+    for job, need in real_resources.job_needs(config, plan.real_cells(config))["train"].items():
         jobs.append(("train_real", job, need, args.repo / paths.fill(paths.REAL_JOB, cell=job, table="runs")))
-    for model, runs in plan.max_margin_runs(cfg).items():
+    for model, runs in plan.max_margin_runs(config).items():
         need = resources.synthetic_job_need(runs, device)
         jobs.append(("train_max_margin", model, need, args.repo / paths.fill(paths.MAX_MARGIN, max_margin_model=model)))
     rows = []

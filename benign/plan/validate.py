@@ -19,9 +19,8 @@ import jsonschema
 
 from benign.plan import ConfigError
 from benign.plan import schema as config_schema
-from benign.plan.config_values import base_run, configured_models, grid, same_value, sweep_length
+from benign.plan.config_values import Config, Real, Sweep
 from benign.real import registry as real_registry
-from benign.real.records import record_epochs
 from benign.synthetic import registry, spec
 
 
@@ -59,20 +58,20 @@ def drop_switched_off(cfg: dict) -> list[str]:
     return removed
 
 
-def check_config(cfg: dict) -> None:
-    """The checks across keys, on a config :func:`validate_config` has passed, before anything is
-    planned: every sweep of every configured model, the real-data grid and data sets, the
-    attention-SVM check's horizons and the boundary fits."""
-    for model in configured_models(cfg):
-        for name, sweep in cfg["synthetic"][model].get("sweeps", {}).items():
-            steps = sweep_length(sweep, base_run(cfg, model)["steps"])["steps"]
-            check_sweep(f"config key synthetic.{model}.sweeps.{name}", name, sweep, steps)
-    if cfg.get("real"):
-        check_real(cfg["real"])
-    mm = cfg.get("max_margin")
+def check_config(config: Config) -> None:
+    """The checks across keys, on a config :func:`validate_config` has passed and
+    benign.plan.config_values has read, before anything is planned: every sweep of every
+    configured model, the real-data grid and data sets, the attention-SVM check's horizons and
+    the boundary fits."""
+    for model in config.models.values():
+        for sweep in model.sweeps.values():
+            check_sweep(sweep)
+    if config.real:
+        check_real(config.real)
+    mm = config.max_margin
     if mm and max(mm["horizons"]) > mm["steps"]:
         raise ConfigError(f"config key max_margin.horizons = {mm['horizons']!r}: past its {mm['steps']} steps")
-    check_boundary_fits(cfg)
+    check_boundary_fits(config)
 
 
 def check_runs(groups: list, max_margin_runs: dict) -> None:
@@ -280,48 +279,44 @@ def _value_errors(validator, key: str, value) -> list[tuple[list, str]]:
     return out
 
 
-def check_sweep(where: str, name: str, sweep: dict, steps: int) -> None:
-    """Refuse a sweep whose fixed values repeat an axis, whose exclusions are not on its axes, or
-    whose logging outgrows its horizon (the heatmap sweep's axes are the schema's)."""
-    for key in sweep.get("fixed", {}):
-        if key in sweep["axes"]:
+def check_sweep(sweep: Sweep) -> None:
+    """Refuse a sweep whose fixed values repeat an axis, whose SNR range is empty, or whose logging
+    outgrows its horizon (its exclusions are read on its axes, benign.plan.config_values; the
+    heatmap sweep's axes are the schema's)."""
+    where = sweep.where
+    for key in sweep.fixed:
+        if key in sweep.axes:
             raise ConfigError(
-                f"{where}.fixed.{key} = {sweep['fixed'][key]!r}: {key} is an axis of this sweep; set it in one place"
+                f"{where}.fixed.{key} = {sweep.fixed[key]!r}: {key} is an axis of this sweep; set it in one place"
             )
-    for k, combo in enumerate(sweep.get("exclude", [])):
-        for key, value in combo.items():
-            if key not in sweep["axes"]:
-                raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: {key} is not an axis of this sweep")
-            values = grid(sweep["axes"][key], f"{where}.axes.{key}")
-            if not any(same_value(value, v) for v in values):
-                raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({values})")
-    if "snr_range" in sweep and not sweep["snr_range"][0] < sweep["snr_range"][1]:
-        raise ConfigError(f"{where}.snr_range = {sweep['snr_range']!r}: its low end must be below its high end")
-    length = sweep_length(sweep, steps)
+    if sweep.snr_range is not None and not sweep.snr_range[0] < sweep.snr_range[1]:
+        raise ConfigError(f"{where}.snr_range = {sweep.snr_range!r}: its low end must be below its high end")
     for key in ("log_points", "log_every"):
-        if length[key] > steps:
-            raise ConfigError(f"{where}.{key} = {sweep[key]!r}: more than the sweep's horizon of {steps} steps")
+        if getattr(sweep, key) > sweep.steps:
+            raise ConfigError(
+                f"{where}.{key} = {getattr(sweep, key)!r}: more than the sweep's horizon of {sweep.steps} steps"
+            )
 
 
-def check_boundary_fits(cfg: dict) -> None:
+def check_boundary_fits(config: Config) -> None:
     """Refuse boundary fits over a model or sweeps the config does not train, at a horizon (of
     ``horizons`` or ``along_time``) no fitted sweep reaches, a refinement of a sweep that is not fitted, or a convergence check of
     seeds the refinement does not train."""
-    fits = cfg["synthetic"].get("boundary_fits")
+    fits = config.fits
     if not fits:
         return
     where = "config key synthetic.boundary_fits"
-    block = cfg["synthetic"].get(fits["model"])
-    if block is None:
+    model = config.models.get(fits["model"])
+    if model is None:
         raise ConfigError(f"{where}.model = {fits['model']!r}: no block synthetic.{fits['model']} in the config")
-    sweeps = block.get("sweeps", {})
+    sweeps = model.sweeps
     lengths = {}
     for name in fits["sweeps"]:
         if name not in sweeps:
             raise ConfigError(
                 f"{where}.sweeps: {name!r} is not a sweep of synthetic.{fits['model']} ({', '.join(sweeps) or 'none'})"
             )
-        lengths[name] = sweep_length(sweeps[name], cfg["synthetic"]["defaults"]["steps"])["steps"]
+        lengths[name] = sweeps[name].steps
     for key in ("horizons", "along_time"):
         for horizon in fits.get(key) or []:
             if horizon > max(lengths.values()):
@@ -337,7 +332,7 @@ def check_boundary_fits(cfg: dict) -> None:
     if convergence:
         if not refine:
             raise ConfigError(f"{where}.convergence: compares the refined windows; set {where}.refine too")
-        seeds = {*refine["seeds"], *sweeps[refine["sweep"]]["seeds"]}
+        seeds = {*refine["seeds"], *sweeps[refine["sweep"]].seeds}
         if missing := [s for s in convergence["seeds"] if s not in seeds]:
             raise ConfigError(
                 f"{where}.convergence.seeds = {convergence['seeds']!r}: {missing} are not refined "
@@ -345,13 +340,13 @@ def check_boundary_fits(cfg: dict) -> None:
             )
 
 
-def warnings(cfg: dict) -> list[str]:
+def warnings(config: Config) -> list[str]:
     """Legal but suspicious settings, e.g. an eta that flips no label at the given n.
 
     Every training run takes n and eta from ``synthetic.defaults``; Figure 1 has its own."""
     out = []
     for block in ("defaults", "projection"):
-        n, eta = cfg["synthetic"][block]["n"], cfg["synthetic"][block]["eta"]
+        n, eta = config.raw["synthetic"][block]["n"], config.raw["synthetic"][block]["eta"]
         if eta > 0 and spec.n_flips(n, eta) == 0:
             out.append(f"config key synthetic.{block}.eta = {eta!r} flips no label at n = {n!r} (needs eta * n > 1)")
     return out
@@ -360,27 +355,19 @@ def warnings(cfg: dict) -> list[str]:
 # ---------------------------------------------------------------- real data (docs/real_protocol.md)
 
 
-def check_real(real: dict) -> None:
-    """The real-data block: its grid's values, the recorded epochs, and every used data set
-    (its backbone, classes, n and training split)."""
-    grid_cfg, sweep = real["grid"], real.get("eta_sweep")
-    ns = grid(grid_cfg["n"], "real.grid.n")
-    sweep_etas = grid(sweep["eta"], "real.eta_sweep.eta") if sweep else []
+def check_real(real: Real) -> None:
+    """The real-data block: its grid's values and every used data set (its backbone, classes, n
+    and training split)."""
+    ns, sweep = real.ns, real.eta_sweep
     check_real_grid(
-        {"real.grid.n": ns, "real.grid.seeds": grid_cfg["seeds"]},
-        {"real.grid.eta": grid(grid_cfg["eta"], "real.grid.eta"), "real.eta_sweep.eta": sweep_etas},
+        {"real.grid.n": ns, "real.grid.seeds": real.seeds},
+        {"real.grid.eta": real.etas, "real.eta_sweep.eta": sweep["etas"] if sweep else []},
     )
-    protocol = real["protocol"]
-    try:
-        record_epochs(protocol["finetune_epochs"], protocol["record_epochs"])
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
-    datasets = real.get("datasets", {})
-    for name in real.get("use", []):
-        if name not in datasets:
-            raise ConfigError(f"real.use names {name!r}, which is not in real.datasets {sorted(datasets)}")
-        entry = datasets[name]
-        check_dataset(name, entry, real["backbones"])
+    for name in real.use:
+        if name not in real.datasets:
+            raise ConfigError(f"real.use names {name!r}, which is not in real.datasets {sorted(real.datasets)}")
+        entry = real.datasets[name]
+        check_dataset(name, entry, real.backbones)
         dataset_ns = entry.get("n", ns)  # a data set may run a subset of n (BreastMNIST: no 1000)
         if not set(dataset_ns) <= set(ns):
             raise ConfigError(

@@ -18,6 +18,7 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path, monkeypatch, dra
     from benign.analysis.theory import Criteria, atlas_view
     from benign.figures import atlas as atlas_figures
     from benign.figures import one_step as one_step_figures
+    from benign.plan.config_values import Model, read_sweep
     from benign.plan.jobs import sweep_groups
     from benign.plan.schema import default
     from benign.synthetic.trainer import RunSpec, train_runs
@@ -34,7 +35,8 @@ def test_atlas_figures_and_tables_from_trained_sweeps(tmp_path, monkeypatch, dra
                         "fixed": {"step_size": 1.5}, "steps": 200, "log_points": 10, "batches_per_job": 1},
               "one_step": {"axes": {"d": [20, 40], "n": [6, 10], "signal_norm": [1, 4, 16]}, "seeds": [1, 2],
                            "steps": 1, "batches_per_job": 1}}  # fmt: skip
-    planned = [run for _, runs, _ in sweep_groups("token", sweeps, base, ["atlas"]) for run in runs]
+    model = Model("token", {"sweeps": sweeps}, base, {k: read_sweep("token", k, v, 200) for k, v in sweeps.items()})
+    planned = [run for _, runs, _ in sweep_groups(model, ["atlas"]) for run in runs]
     checked = [
         dict(run, step_size=0.75, steps=400, setting="atlas_convergence", sweeps=["atlas_convergence"])
         for run in planned

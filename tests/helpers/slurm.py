@@ -24,6 +24,7 @@ from snakemake.utils import update_config
 
 from benign.core import paths
 from benign.plan import jobs as plan
+from benign.plan.load import read
 from benign.synthetic.trainer import RunSpec, train_runs
 from tests.helpers.smoke_run import SMOKE
 from tests.helpers.workflow_utils import ROOT, copy_repo
@@ -103,7 +104,10 @@ def long_job_steps(seconds: float = LONG_SECONDS, probe: int = 20000) -> int:
     runs start, so the job takes at least this long in the test)."""
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     update_config(cfg, yaml.safe_load((ROOT / "config/smoke.yaml").read_text()))
-    runs = [RunSpec(**{**run, "steps": probe}) for run in plan.synthetic_jobs(cfg)["token_delayed_00"]]
+    runs = [
+        RunSpec(**{**run, "steps": probe})
+        for run in plan.synthetic_jobs(read(cfg, ROOT / "workflow/schemas/config.schema.yaml"))["token_delayed_00"]
+    ]
     start = time.perf_counter()
     train_runs(runs, device="cpu")
     rate = probe / (time.perf_counter() - start)

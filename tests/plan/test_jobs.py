@@ -10,7 +10,7 @@ import yaml
 from benign.plan import ConfigError
 from benign.plan import jobs as plan
 from benign.plan import validate as bc
-from benign.plan.config_values import sweep_length
+from benign.plan.config_values import read, sweep_length
 
 
 def valid(cfg: dict) -> dict:
@@ -25,7 +25,7 @@ def cfg(root):
 
 
 def test_paper_grid_is_39_by_39(cfg):
-    jobs = plan.synthetic_jobs(cfg)
+    jobs = plan.synthetic_jobs(read(cfg))
     heat = [r for job, runs in jobs.items() if job.startswith("token_heatmap") for r in runs]
     assert len(heat) == 39 * 39 * len(cfg["synthetic"]["token"]["sweeps"]["heatmap"]["seeds"])
     assert {r["d"] for r in heat} == set(range(250, 5001, 125))
@@ -35,7 +35,7 @@ def test_paper_grid_is_39_by_39(cfg):
 def test_warning_for_eta_that_flips_nothing(cfg):
     cfg = copy.deepcopy(cfg)
     cfg["synthetic"]["defaults"]["eta"] = 0.01
-    assert any("flips no label" in w for w in bc.warnings(cfg))
+    assert any("flips no label" in w for w in bc.warnings(read(cfg)))
 
 
 def _merged(base: dict, over: dict) -> dict:
@@ -49,7 +49,7 @@ def _merged(base: dict, over: dict) -> dict:
 def test_smoke_config_replaces_every_default_sweep(cfg, root):
     """A default sweep the smoke config does not replace would train at full size in the tests."""
     smoke = valid(_merged(cfg, yaml.safe_load((root / "config/smoke.yaml").read_text())))
-    runs = [r for job in plan.synthetic_jobs(smoke).values() for r in job]
+    runs = [r for job in plan.synthetic_jobs(read(smoke)).values() for r in job]
     assert max(r["steps"] for r in runs) <= 1000 and max(r["d"] for r in runs) <= 200, (
         "a full-size run in the smoke config"
     )
@@ -74,7 +74,9 @@ def test_a_run_shared_by_two_sweeps_is_planned_once():
         "line_n": {"axes": {"n": [6, 10], "signal_norm": [2, 4]}, "fixed": {"d": 80}, "seeds": [1, 2], "steps": 40,
                    "log_points": 5},
     }  # fmt: skip
-    runs = [r for job in plan.synthetic_jobs(_atlas_cfg(base, sweeps)).values() for r in job if "line" in r["setting"]]
+    runs = [
+        r for job in plan.synthetic_jobs(read(_atlas_cfg(base, sweeps))).values() for r in job if "line" in r["setting"]
+    ]
     keys = [(r["d"], r["n"], r["signal_norm"], r["seed"]) for r in runs]
     assert len(keys) == len(set(keys)) == 2 * 2 * 2 + 2 * 2 * 2 - 2 * 2  # (d 80, n 10) is in both lines
     shared = [r for r in runs if (r["d"], r["n"]) == (80, 10)]
@@ -96,7 +98,7 @@ def test_a_run_shared_by_two_sweeps_is_trained_once_and_counted_once():
         "line_n": {"axes": {"n": [6, 10], "signal_norm": [2, 8]}, "fixed": {"d": 80}, "seeds": [1], "steps": 40,
                    "log_points": 5},
     }  # fmt: skip
-    jobs = plan.synthetic_jobs(_atlas_cfg(base, sweeps))
+    jobs = plan.synthetic_jobs(read(_atlas_cfg(base, sweeps)))
     specs = [RunSpec(**r) for job, rs in jobs.items() if job.startswith("token_line") for r in rs]
     runs, curves, _ = train_runs(specs, device="cpu")
     assert runs["run_id"].is_unique and len(runs) == 6
@@ -123,7 +125,9 @@ def test_the_default_atlas_spans_four_decades_with_exact_noise_on_every_line(cfg
     norms whose SNR lies in the sweep's range."""
     from benign.synthetic.spec import RunSpec, n_flips, snr
 
-    runs = [r for job, rs in plan.synthetic_jobs(cfg).items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs]
+    runs = [
+        r for job, rs in plan.synthetic_jobs(read(cfg)).items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs
+    ]
     lines = {(r["d"], r["n"]) for r in runs}
     assert min(d for d, _ in lines) == 1000 and max(d for d, _ in lines) == 10**7 and len(lines) == 16
     assert {n for _, n in lines} == {10, 20, 40, 80}
@@ -153,7 +157,9 @@ def test_a_sweep_may_fix_the_flow_and_its_jobs_cost_its_steps():
         "line_n": {"axes": {"signal_norm": [8, 16]}, "fixed": {**fixed, "integrator": "flow", "flow_tol": 0.1},
                    "seeds": [2], "steps": 2 * 10**7, "log_points": 41},
     }  # fmt: skip
-    runs = [r for rs in plan.synthetic_jobs(_atlas_cfg(base, sweeps)).values() for r in rs if "line" in r["setting"]]
+    runs = [
+        r for rs in plan.synthetic_jobs(read(_atlas_cfg(base, sweeps))).values() for r in rs if "line" in r["setting"]
+    ]
     assert {(r["setting"], r["integrator"], r["flow_tol"]) for r in runs} == {
         ("line_d", "flow", flow.TOL), ("line_n", "flow", 0.1)
     }  # fmt: skip
@@ -168,7 +174,7 @@ def test_the_predictors_check_lies_off_the_atlass_grid_at_its_noise_rate(cfg):
     so the realised noise rate is the atlas's 0.2 (n = 14 would flip 2 labels: 0.14)."""
     from benign.synthetic.spec import n_flips
 
-    jobs = plan.synthetic_jobs(cfg)
+    jobs = plan.synthetic_jobs(read(cfg))
     atlas = [r for job, rs in jobs.items() if re.fullmatch(r"token_atlas_\d+", job) for r in rs]
     check = [r for job, rs in jobs.items() if job.startswith("token_atlas_check") for r in rs]
     assert check and not {(r["d"], r["n"]) for r in check} & {(r["d"], r["n"]) for r in atlas}

@@ -7,7 +7,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from benign.plan import ConfigError, jobs, resources, validate
+from benign.plan import ConfigError, jobs, real_resources, validate
+from benign.plan.config_values import read, read_cluster
 from benign.plan.load import load
 
 
@@ -24,10 +25,12 @@ def test_the_plan_is_the_planners_on_the_checked_config(root, smoke):
     cfg = copy.deepcopy(smoke)
     validate.validate_config(cfg, schema)
     validate.drop_switched_off(cfg)
-    cells = jobs.real_cells(cfg)
-    assert plan.synthetic_jobs == jobs.synthetic_jobs(cfg) and plan.real_cells == cells
-    assert plan.real_needs == jobs.real_needs(cfg, cells) and plan.feature_parts == jobs.feature_parts(cfg, cells)
-    assert plan.max_margin_runs == jobs.max_margin_runs(cfg) and plan.cluster == resources.cluster_settings(cfg)
+    config = read(cfg)
+    cells = jobs.real_cells(config)
+    assert plan.synthetic_jobs == jobs.synthetic_jobs(config) and plan.real_cells == cells
+    assert plan.real_needs == real_resources.job_needs(config, cells)
+    assert plan.feature_parts == real_resources.feature_parts(config, cells)
+    assert plan.max_margin_runs == jobs.max_margin_runs(config) and plan.cluster == config.cluster == read_cluster(cfg)
     assert plan.synthetic_jobs and plan.real_cells and plan.warnings == []
 
 

@@ -487,7 +487,7 @@ CEILINGS = ("above",)  # a job over the cluster's ceilings: only packing the job
 def test_bad_value_is_refused_before_any_job_is_planned(root, smoke, name, extra, expect, monkeypatch):
     """Checking happens once, before planning: with the planners that pack jobs replaced by a
     failure, every bad value is still refused with its message (the ceilings' cases aside)."""
-    from benign.plan import jobs
+    from benign.plan import jobs, real_resources
 
     if any(word in part for part in expect for word in CEILINGS):
         pytest.skip("refused by packing, which is planning")
@@ -495,8 +495,9 @@ def test_bad_value_is_refused_before_any_job_is_planned(root, smoke, name, extra
     def planned(*args, **kwargs):
         raise AssertionError("a job was planned before the config was checked")
 
-    for planner in ("synthetic_jobs", "real_cells", "real_needs", "feature_parts"):
-        monkeypatch.setattr(jobs, planner, planned)
+    for module, planner in [(jobs, "synthetic_jobs"), (jobs, "real_cells"), (real_resources, "job_needs"),
+                            (real_resources, "feature_parts")]:  # fmt: skip
+        monkeypatch.setattr(module, planner, planned)
     text = refusal(root, config_of(smoke, extra=extra))
     for part in expect:
         assert part in text, f"{part!r} not in\n{text}"

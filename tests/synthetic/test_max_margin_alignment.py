@@ -6,6 +6,7 @@ import pytest
 
 from benign.plan import ConfigError, validate
 from benign.plan import jobs as plan
+from benign.plan.config_values import read
 from benign.synthetic import max_margin_alignment, models
 from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
 from benign.synthetic.schema import ALIGNMENT
@@ -108,15 +109,15 @@ def test_the_config_block_is_planned_and_checked():
            "max_margin": dict(model="token_p_w0", paper_model="token", paper_seeds=[42], seeds=[1, 2], steps=500,
                               log_points=5, horizons=[100, 500], settings={"benign": {"d": 200, "signal_norm": 20}},
                               snr_sweep={"d": 200, "signal_norm": [5, 40]})}  # fmt: skip
-    runs = plan.max_margin_runs(cfg)
+    runs = plan.max_margin_runs(read(cfg))
     assert [len(runs["token_p_w0"]), len(runs["token"])] == [6, 1]
     assert {r["setting"] for r in runs["token_p_w0"]} == {"benign", "snr_5", "snr_40"}
     assert runs["token"][0]["seed"] == 42 and runs["token"][0]["lr"] == 0.005
-    validate.check_config(cfg)
+    validate.check_config(read(cfg))
     validate.check_runs([], runs)  # the planned runs pass; the checks refuse what follows
     with pytest.raises(ConfigError, match=r"max_margin.horizons = \[100, 900\]: past its 500 steps"):
-        validate.check_config({**cfg, "max_margin": {**cfg["max_margin"], "horizons": [100, 900]}})
+        validate.check_config(read({**cfg, "max_margin": {**cfg["max_margin"], "horizons": [100, 900]}}))
     bad = {**cfg["max_margin"], "settings": {"benign": {"d": 200, "signal_norm": -1}}}
     with pytest.raises(ConfigError, match="signal_norm = -1"):
-        validate.check_runs([], plan.max_margin_runs({**cfg, "max_margin": bad}))
-    assert plan.max_margin_runs({"synthetic": cfg["synthetic"]}) == {}
+        validate.check_runs([], plan.max_margin_runs(read({**cfg, "max_margin": bad})))
+    assert plan.max_margin_runs(read({"synthetic": cfg["synthetic"]})) == {}
