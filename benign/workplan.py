@@ -28,13 +28,6 @@ from benign.plan.refinement_job import RefinementJob
 from benign.real import registry as real_registry
 from benign.synthetic import registry
 
-# The token sweeps that artifacts read by name (docs/regimes.md): the delay scan, the one-step map,
-# the predictor's check off the atlas's grid; and the token_p_w0 sweep of the W-frozen control.
-DELAY_SCAN = "delay_scan"
-ONE_STEP = "one_step"
-PREDICTOR_CHECK = "atlas_check"
-W_CONTROL = "atlas_w0"
-
 
 def refine_setting(sweep: str) -> str:
     """The setting of the refinement runs of a sweep (docs/regimes.md#refinement)."""
@@ -101,9 +94,6 @@ class WorkPlan:
     def gpu(self) -> int:
         """The training rules' ``gpu`` resource."""
         return int(self.plan.cluster.device == "cuda")
-
-    def sweeps(self, model: str) -> dict:
-        return self.synthetic.get(model, {}).get("sweeps", {})
 
     # --- jobs ----------------------------------------------------------------------------
     def jobs_of(self, model: str) -> list[str]:
@@ -236,7 +226,8 @@ class WorkPlan:
         return {
             "job": "|".join(self.plan.synthetic_jobs),
             "model": "|".join(self.models),
-            "sweep": "|".join(sorted({sweep for model in self.models for sweep in self.sweeps(model)})) or "none",
+            "sweep": "|".join(sorted({sweep for model in self.plan.config.models.values() for sweep in model.sweeps}))
+            or "none",
             "cell": "|".join(self.plan.real_cells) or "none",
             "dataset": "|".join(self.datasets) or "none",
             "part": "[0-9]+",
@@ -275,29 +266,14 @@ class WorkPlan:
         return {**self.config["real"]["backbones"][name], "name": name}
 
     # --- artifacts -----------------------------------------------------------------------
-    @cached_property
-    def conditions(self) -> dict[str, bool]:
-        """Whether the config has what each condition of benign.artifacts.entry.CONDITIONS asks
-        for (``heatmap`` for any model; :meth:`built` asks it per model)."""
-        fits_token = self.fits.get("model") == "token"
-        return {
-            "always": True,
-            "delayed": "token" in self.models and bool(self.synthetic["token"].get("delayed")),
-            "boundary_fits": bool(self.fits),
-            "delay_scan": DELAY_SCAN in self.sweeps("token"),
-            "one_step": ONE_STEP in self.sweeps("token"),
-            "w_control": fits_token and W_CONTROL in self.sweeps("token_p_w0"),
-            "predictor_check": fits_token and PREDICTOR_CHECK in self.sweeps("token"),
-            "max_margin": bool(self.plan.max_margin_runs),
-            "real": bool(self.plan.real_cells),
-        }
-
     def built(self, art: artifact_entry.Artifact, model: str | None = None) -> bool:
         """Whether the config asks for an artifact, a per-model one of ``model``."""
         models = self.models if model is None else [model] if model in self.models else []
-        if art.when == "heatmap":
-            return any("heatmap" in self.sweeps(m) for m in models)
-        return bool(models) and self.conditions[art.when]
+        if not models or art.when is None:
+            return bool(models)
+        if art.models:  # a per-model condition
+            return any(art.when(plan=self.plan, model=m) for m in models)
+        return art.when(plan=self.plan)
 
     def drawn(self) -> list[tuple[artifact_entry.Artifact, str | None]]:
         """(artifact, model) for every artifact the config asks for: a per-model one once for each
@@ -321,10 +297,6 @@ class WorkPlan:
             "atlas_settings": [*self.fits.get("sweeps", []), *([self.refine_setting] if self.refine else [])],
             "convergence": self.convergence
             and {"setting": self.convergence_setting, "factor": self.convergence["factor"]},
-            "one_step": ONE_STEP,
-            "w_control": W_CONTROL,
-            "predictor_check": PREDICTOR_CHECK,
-            "delay_scan": DELAY_SCAN,
             # per data set, a sentence for the real tables' header
             "real_notes": {d: real["datasets"][d].get("note") for d in (self.datasets if self.plan.real_cells else [])},
         }
@@ -345,7 +317,7 @@ class WorkPlan:
         kind, of = spec.kind, spec.of
         if kind.per_sweep:
             if isinstance(of, artifact_entry.SweepOf):
-                return [paths.fill(kind.path, model=of.model, sweep=self.constants[of.sweep.name])]
+                return [paths.fill(kind.path, model=of.model, sweep=of.sweep)]
             model = self.fits.get("model")
             return [paths.fill(kind.path, model=model, sweep=sweep) for sweep in self.fits.get("sweeps", [])]
         if kind.model_only and not (self.fits and (of != artifact_entry.MODEL or model == self.fits["model"])):

@@ -11,11 +11,13 @@ import re
 import pytest
 import yaml
 
-from benign.artifacts.entry import ALL, CONDITIONS, FITS, MODEL, Constant, Key, SweepOf
+from benign.artifacts import synthetic as synthetic_entries
+from benign.artifacts.entry import ALL, FITS, MODEL, Constant, Key, SweepOf
+from benign.artifacts.synthetic import ONE_STEP
 from benign.artifacts.synthetic_inputs import ALIGNMENT, FITS_TABLE, RUNS, SWEEP_RUNS
 from benign.artifacts.table import ARTIFACTS
 from benign.plan import schema
-from benign.workplan import ONE_STEP, WorkPlan, convergence_setting, refine_setting
+from benign.workplan import WorkPlan, convergence_setting, refine_setting
 from tests.helpers.workflow_utils import ROOT
 
 
@@ -30,8 +32,9 @@ def default():
 
 
 def test_the_default_config_builds_every_artifact_for_every_model_it_names(default):
-    assert set(default.conditions) == set(CONDITIONS) - {"heatmap"}
-    assert all(default.conditions.values())
+    conditions = {a.when for a in ARTIFACTS.values() if a.when is not None}
+    assert all(c(plan=default.plan, model="token") if "model" in c.__code__.co_varnames else c(plan=default.plan)
+               for c in conditions)  # fmt: skip
     drawn = {(a.key, m) for a, m in default.drawn()}
     assert {key for key, _ in drawn} == set(ARTIFACTS)
     for art in ARTIFACTS.values():
@@ -44,9 +47,9 @@ def test_a_config_without_a_sweep_builds_none_of_the_artifacts_that_read_it(defa
     cfg = copy.deepcopy(default.config)
     del cfg["synthetic"]["token"]["sweeps"][ONE_STEP]
     without = work(cfg)
-    assert without.conditions["one_step"] is False
+    assert synthetic_entries.has_one_step(without.plan) is False
     gone = {a.key for a, _ in default.drawn()} - {a.key for a, _ in without.drawn()}
-    assert gone == {key for key, a in ARTIFACTS.items() if a.when == "one_step"} and gone
+    assert gone == {key for key, a in ARTIFACTS.items() if a.when is synthetic_entries.has_one_step} and gone
 
 
 def test_the_params_read_the_config_and_the_constants(default):
@@ -75,7 +78,7 @@ def test_each_input_kind_resolves_to_its_files(default):
     assert default.input_files(SWEEP_RUNS(FITS), None, expand) == [
         f"results/synthetic/sweeps/{fits_model}/{sweep}/runs.parquet" for sweep in default.fits["sweeps"]
     ]
-    named = SWEEP_RUNS(SweepOf("token_p_w0", Constant("w_control")))
+    named = SWEEP_RUNS(SweepOf("token_p_w0", synthetic_entries.W_CONTROL))
     assert default.input_files(named, None, expand) == ["results/synthetic/sweeps/token_p_w0/atlas_w0/runs.parquet"]
     alignment = default.input_files(ALIGNMENT(), None, expand)
     assert alignment == [f"results/max_margin/{{max_margin_model}}.parquet:{m}" for m in default.plan.max_margin_runs]

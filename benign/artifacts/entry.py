@@ -31,21 +31,6 @@ def parquet(table_schema):
     return lambda files: schema.read_parquet(files, table_schema)
 
 
-# When an artifact is built (the workflow's ``built``): always, or only if the config has ...
-CONDITIONS = {
-    "always": "always",
-    "delayed": "synthetic.token.delayed",
-    "heatmap": "a sweep named heatmap (per model)",
-    "boundary_fits": "synthetic.boundary_fits",
-    "delay_scan": "the token sweep delay_scan",
-    "one_step": "the token sweep one_step",
-    "w_control": "synthetic.boundary_fits of the token model and the token_p_w0 sweep atlas_w0",
-    "predictor_check": "synthetic.boundary_fits of the token model and the token sweep atlas_check",
-    "max_margin": "max_margin",
-    "real": "real.use",
-}
-
-
 # Whose files an input of a per-model kind reads (:class:`Input`): every configured model, the model
 # of synthetic.boundary_fits, the model of a per-model artifact; else a model named by its name.
 ALL, FITS, MODEL = "all", "fits", "model"
@@ -113,10 +98,10 @@ MODEL_NAME = Constant("model")
 @dataclass(frozen=True)
 class SweepOf:
     """Whose files an input of a per-sweep kind reads, where not the fitted sweeps (FITS): the
-    sweep of ``model`` named by the plan's constant ``sweep`` (benign.workplan.WorkPlan.constants)."""
+    sweep ``sweep`` of ``model``."""
 
     model: str
-    sweep: Constant
+    sweep: str
 
 
 @dataclass(frozen=True)
@@ -155,7 +140,9 @@ class Artifact:
     title: str  # what it shows, in a line
     section: str  # the report's category
     function: Callable  # called with exactly the inputs, the params and ``stem``
-    when: str = "always"  # a key of CONDITIONS
+    # When it is built: always (None), or where a condition beside the entry holds, a function of
+    # the plan (benign.plan.load.Plan) and, for a per-model artifact, of the model too
+    when: Callable[..., bool] | None = None
     inputs: dict = field(default_factory=dict)  # {argument: Input or File}
     params: dict = field(default_factory=dict)  # {argument: Key, Constant or Value}
     view: View | None = None
@@ -328,8 +315,8 @@ def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROO
     problems = []
     if a.kind not in ("figure", "table"):
         problems.append(f"kind {a.kind!r} is neither figure nor table")
-    if a.when not in CONDITIONS:
-        problems.append(f"when {a.when!r} is not a condition (benign.artifacts.entry.CONDITIONS)")
+    if a.when is not None:
+        problems += _call_problems(f"condition {_name(a.when)}", a.when, {"plan", "model"} if a.models else {"plan"})
     if a.models and a.prefix is None:
         problems.append("a per-model artifact with no prefix")
     if not (root / "workflow/report" / f"{a.caption or a.name}.rst").is_file():

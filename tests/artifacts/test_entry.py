@@ -214,7 +214,7 @@ def test_a_per_sweep_input_names_the_fitted_sweeps_or_one_sweep():
         return Artifact("scan", "table", "", "the delay scan", "Tables", function=delay_scan.delay_scan,
                         inputs={"runs": SWEEP_RUNS(of), "curves": SWEEP_RUNS(of)})  # fmt: skip
 
-    ok = scan(entry.SweepOf("token", Constant("delay_scan")))
+    ok = scan(entry.SweepOf("token", "delay_scan"))
     assert entry._spec_problems(ok, "runs", ok.inputs["runs"], KINDS, entry.ROOT) == []
     bad = scan("token")
     assert entry._spec_problems(bad, "runs", bad.inputs["runs"], KINDS, entry.ROOT) == [

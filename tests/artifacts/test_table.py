@@ -34,6 +34,8 @@ def test_the_index_replaces_only_what_lies_between_its_markers():
 def test_the_check_names_the_entry_and_its_problem(monkeypatch):
     table.check()  # the table as it is has none
     key, entry = next(iter(table.ARTIFACTS.items()))
-    monkeypatch.setitem(table.ARTIFACTS, key, replace(entry, when="sometimes"))
-    with pytest.raises(ValueError, match=rf"{entry.name} \({entry.kind}\): when 'sometimes' is not a condition"):
+    monkeypatch.setitem(table.ARTIFACTS, key, replace(entry, when=lambda config: True))
+    with pytest.raises(
+        ValueError, match=rf"{entry.name} \({entry.kind}\): condition .*<lambda>: no value for its argument"
+    ):
         table.check()

@@ -194,16 +194,17 @@ def test_a_config_file_switches_a_sweep_off(root):
     from YAML text, as Snakemake reads a config file."""
     from snakemake.utils import update_config
 
+    from benign.artifacts.synthetic import has_delay_scan
     from benign.workplan import WorkPlan
 
     cfg = yaml.safe_load((root / "config/config.yaml").read_text())
     text = "synthetic:\n  token:\n    sweeps:\n      heatmap: {skip: true}\n      delay_scan: {skip: true}\n"
     update_config(cfg, yaml.safe_load(text))
     work = WorkPlan.load(cfg, root / "workflow/schemas/config.schema.yaml")
-    assert set(work.sweeps("token")) == {"atlas", "atlas_check", "one_step"}
+    assert set(work.plan.config.models["token"].sweeps) == {"atlas", "atlas_check", "one_step"}
     assert not any(job.startswith(("token_heatmap", "token_delay_scan")) for job in work.plan.synthetic_jobs)
-    assert not work.conditions["delay_scan"] and "loss_heatmap" not in {a.name for a, m in work.drawn() if m == "token"}
-    assert all("skip" not in sweep for sweep in work.sweeps("token").values())
+    assert not has_delay_scan(work.plan) and "loss_heatmap" not in {a.name for a, m in work.drawn() if m == "token"}
+    assert all("skip" not in sweep for sweep in work.config["synthetic"]["token"]["sweeps"].values())
     off = copy.deepcopy(yaml.safe_load((root / "config/config.yaml").read_text()))
     update_config(off, {"synthetic": {"token": {"sweeps": {"atlas": {"skip": True}}}}})
     with pytest.raises(ConfigError, match="boundary_fits"):  # the fits name the sweep switched off
