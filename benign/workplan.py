@@ -19,24 +19,15 @@ from pathlib import Path
 
 from benign.artifacts import entry as artifact_entry
 from benign.artifacts import table as artifacts
+from benign.artifacts.synthetic import atlas_settings
 from benign.core import paths
 from benign.plan import jobs, resources
 from benign.plan import schema as config_schema
 from benign.plan.forecast import Forecast, forecast
 from benign.plan.load import Plan, load
-from benign.plan.refinement_job import RefinementJob
+from benign.plan.refinement_job import RefinementJob, convergence_setting, refine_setting
 from benign.real import registry as real_registry
 from benign.synthetic import registry
-
-
-def refine_setting(sweep: str) -> str:
-    """The setting of the refinement runs of a sweep (docs/regimes.md#refinement)."""
-    return f"{sweep}_refine"
-
-
-def convergence_setting(sweep: str) -> str:
-    """The setting of the step-check runs of a sweep (docs/regimes.md#step-convergence)."""
-    return f"{sweep}_convergence"
 
 
 @dataclass(frozen=True)
@@ -51,7 +42,7 @@ class WorkPlan:
         """Check ``config`` and plan it (benign.plan.ConfigError naming the key otherwise), then
         check every entry of the artifact table against its function (ValueError otherwise)."""
         work = cls(config, load(config, schema_path))
-        artifacts.check(constants=set(work.constants), schema=config_schema.load(schema_path))
+        artifacts.check(schema=config_schema.load(schema_path))
         return work
 
     # --- what the config holds -----------------------------------------------------------
@@ -289,22 +280,14 @@ class WorkPlan:
         """Every artifact the config asks for, each in both of its formats, and the summary."""
         return [f for art, model in self.drawn() for f in art.files(model)] + [summary]
 
-    @cached_property
-    def constants(self) -> dict:
-        """The values of the params' Constants (MODEL_NAME, a per-model artifact's model, apart)."""
-        real = self.config.get("real") or {}
-        return {
-            "atlas_settings": [*self.fits.get("sweeps", []), *([self.refine_setting] if self.refine else [])],
-            "convergence": self.convergence
-            and {"setting": self.convergence_setting, "factor": self.convergence["factor"]},
-            # per data set, a sentence for the real tables' header
-            "real_notes": {d: real["datasets"][d].get("note") for d in (self.datasets if self.plan.real_cells else [])},
-        }
+    @property
+    def atlas_settings(self) -> list[str]:
+        """The settings of the fitted atlas's runs (benign.artifacts.synthetic.atlas_settings)."""
+        return atlas_settings(self.plan)
 
     def params(self, params: dict, model: str | None = None) -> dict:
         """The values of an artifact's (or its view's) params (benign.artifacts.entry.param_value)."""
-        constants = {**self.constants, artifact_entry.MODEL_NAME.name: model}
-        return {name: artifact_entry.param_value(self.config, spec, constants) for name, spec in params.items()}
+        return {name: artifact_entry.param_value(self.plan, spec, model) for name, spec in params.items()}
 
     def input_files(self, spec, model: str | None, expand) -> str | list[str]:
         """The files an artifact input names (benign.artifacts.entry.Input): a File's path, or its

@@ -12,12 +12,13 @@ import pytest
 import yaml
 
 from benign.artifacts import synthetic as synthetic_entries
-from benign.artifacts.entry import ALL, FITS, MODEL, Constant, Key, SweepOf
+from benign.artifacts.entry import ALL, FITS, MODEL, FromPlan, Key, SweepOf
 from benign.artifacts.synthetic import ONE_STEP
 from benign.artifacts.synthetic_inputs import ALIGNMENT, FITS_TABLE, RUNS, SWEEP_RUNS
 from benign.artifacts.table import ARTIFACTS
 from benign.plan import schema
-from benign.workplan import WorkPlan, convergence_setting, refine_setting
+from benign.plan.refinement_job import convergence_setting, refine_setting
+from benign.workplan import WorkPlan
 from tests.helpers.workflow_utils import ROOT
 
 
@@ -52,17 +53,24 @@ def test_a_config_without_a_sweep_builds_none_of_the_artifacts_that_read_it(defa
     assert gone == {key for key, a in ARTIFACTS.items() if a.when is synthetic_entries.has_one_step} and gone
 
 
-def test_the_params_read_the_config_and_the_constants(default):
+def test_the_params_read_the_config_and_the_plan(default):
     fits = ARTIFACTS["table/regime_boundaries"]
-    params = default.params(fits.params)
+    params, view = default.params(fits.params), default.params(fits.view.params)
     sweep = default.fits["refine"]["sweep"]
     for name, spec in fits.params.items():
-        if isinstance(spec, Constant):
-            assert params[name] == default.constants[spec.name]
-        if isinstance(spec, Key):
-            assert params[name] == default.config["synthetic"]["boundary_fits"][spec.path[-1]]
-    assert default.constants["atlas_settings"] == [*default.fits["sweeps"], refine_setting(sweep)]
-    assert default.constants["convergence"]["setting"] == convergence_setting(sweep)
+        assert isinstance(spec, Key)
+        assert params[name] == default.config["synthetic"]["boundary_fits"][spec.path[-1]]
+    assert {name for name, spec in fits.view.params.items() if isinstance(spec, FromPlan)} == {
+        "settings",
+        "convergence",
+    }
+    assert view["settings"] == default.atlas_settings == [*default.fits["sweeps"], refine_setting(sweep)]
+    assert view["convergence"] == {
+        "setting": convergence_setting(sweep),
+        "factor": default.fits["convergence"]["factor"],
+    }
+    notes = default.params(ARTIFACTS["table/real_eta0.1"].params)["notes"]
+    assert notes == {d: default.config["real"]["datasets"][d].get("note") for d in default.config["real"]["use"]}
 
 
 def test_each_input_kind_resolves_to_its_files(default):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benign.analysis.theory import Criteria, in_sweeps, overfits
+from benign.analysis.theory import Criteria, ok_runs_of, overfits
 
 
 def one_step_cells(runs: pd.DataFrame, curves: pd.DataFrame, sweep: str, criteria: Criteria | dict) -> pd.DataFrame:
@@ -16,7 +16,7 @@ def one_step_cells(runs: pd.DataFrame, curves: pd.DataFrame, sweep: str, criteri
     fits some flipped labels by chance before any step, and that is not the step's doing; those
     seeds are counted in ``share_before``), the seeds, the step size lr sigma^2 d and the SNR."""
     criteria = Criteria(**criteria) if isinstance(criteria, dict) else criteria
-    runs = runs[in_sweeps(runs, [sweep]) & (runs["status"] == "ok")].drop_duplicates("run_id")
+    runs = ok_runs_of(runs, [sweep])
     start = curves[curves["run_id"].isin(runs["run_id"]) & (curves["step"] == 0)].set_index("run_id")
     before = overfits(runs["run_id"].map(start["train_acc_noisy"]), criteria)
     after = overfits(runs["train_acc_noisy"], criteria)

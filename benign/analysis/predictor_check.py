@@ -45,7 +45,7 @@ from benign.analysis.boundaries import SIDES, side_labels
 from benign.analysis.crossings import crossings
 from benign.analysis.equivalence import verdict
 from benign.analysis.predictor import OutsideModel, _boundary, predict
-from benign.analysis.theory import Criteria, regimes_at
+from benign.analysis.theory import Criteria, ok_runs_of, regimes_at
 
 LEVEL = 0.95
 CELL = ["boundary", "horizon", "d", "n"]
@@ -393,9 +393,7 @@ def sweep_coverage(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFrame
     a ValueError naming the value; each seed's crossing at the model's horizons (labels with
     ``regime``'s criteria) against the predictor's interval (:func:`seed_brackets`,
     :func:`cell_coverage`, :func:`coverage`)."""
-    ok = runs[(runs["status"] == "ok") & runs["sweeps"].map(lambda names: sweep in set(names))].drop_duplicates(
-        "run_id"
-    )
+    ok = ok_runs_of(runs, [sweep])
     if ok.empty:
         raise ValueError(f"sweep {sweep!r}: no finished run of the predictor's check")
     if problem := schedule_problem(ok, model):

@@ -201,11 +201,16 @@ def in_sweeps(runs: pd.DataFrame, sweeps) -> pd.Series:
     return runs["sweeps"].map(lambda names: bool(wanted & set(names)))
 
 
+def ok_runs_of(runs: pd.DataFrame, sweeps) -> pd.DataFrame:
+    """The finished runs (status ok) of ``sweeps`` (:func:`in_sweeps`), each once."""
+    return runs[in_sweeps(runs, sweeps) & (runs["status"] == "ok")].drop_duplicates("run_id")
+
+
 def atlas_labels(runs: pd.DataFrame, curves: pd.DataFrame, sweeps, horizons,
                  criteria: Criteria) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """The ok runs of the named sweeps, each once, and their labels at each horizon
     (:func:`regimes_at`): what the regime-boundaries table and the regime map both read."""
-    runs = runs[in_sweeps(runs, sweeps) & (runs["status"] == "ok")].drop_duplicates("run_id")
+    runs = ok_runs_of(runs, sweeps)
     return runs, regimes_at(curves[curves["run_id"].isin(runs["run_id"])], horizons, criteria)
 
 

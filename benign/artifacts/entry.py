@@ -85,14 +85,19 @@ class Key:
 
 
 @dataclass(frozen=True)
-class Constant:
-    """A param whose value the workflow's plan computes (benign.workplan.WorkPlan.constants);
-    :data:`MODEL_NAME`, the model of a per-model artifact."""
+class FromPlan:
+    """A param computed from the plan (benign.plan.load.Plan: the config as read, its jobs) by
+    ``function(plan)``, a function beside the entries of its half."""
 
-    name: str
+    function: Callable
 
 
-MODEL_NAME = Constant("model")
+@dataclass(frozen=True)
+class ModelName:
+    """The param :data:`MODEL_NAME`: the model of a per-model artifact."""
+
+
+MODEL_NAME = ModelName()
 
 
 @dataclass(frozen=True)
@@ -207,14 +212,17 @@ def entries(home: str, kinds: str, *artifacts: Artifact) -> dict[str, Artifact]:
     return {a.key: replace(a, home=home, kinds=kinds) for a in artifacts}
 
 
-def param_value(cfg: dict, spec, constants: dict):
-    """The value a param names: a :class:`Key` of the config, a :class:`Constant` of the plan
-    (``constants``, with MODEL_NAME's) or a :class:`Value`."""
+def param_value(plan, spec, model: str | None = None):
+    """The value a param names for ``plan`` (benign.plan.load.Plan): a :class:`Key` of the
+    config, a :class:`FromPlan`'s function of the plan, :data:`MODEL_NAME` (``model``) or a
+    :class:`Value`."""
     if isinstance(spec, Value):
         return spec.value
-    if isinstance(spec, Constant):
-        return constants[spec.name]
-    node = cfg
+    if isinstance(spec, FromPlan):
+        return spec.function(plan=plan)
+    if spec == MODEL_NAME:
+        return model
+    node = plan.config.raw
     for key in spec.path:
         node = node[key]
     return node
@@ -277,26 +285,26 @@ def in_schema(schema: dict, path: tuple[str, ...]) -> bool:
     return True
 
 
-def _param_problems(a: Artifact, params: dict, constants, schema) -> list[str]:
+def _param_problems(a: Artifact, params: dict, schema) -> list[str]:
     problems = []
     for name, spec in params.items():
         if isinstance(spec, Value):
             continue
-        if not isinstance(spec, Key | Constant):
-            problems.append(f"param {name}: {spec!r} is neither a Key, a Constant nor a Value")
+        if not isinstance(spec, Key | FromPlan | ModelName):
+            problems.append(f"param {name}: {spec!r} is neither a Key, a FromPlan, MODEL_NAME nor a Value")
         elif spec == MODEL_NAME and not a.models:
             problems.append(f"param {name}: MODEL_NAME names the model of a per-model artifact")
-        elif isinstance(spec, Constant) and spec != MODEL_NAME and constants is not None and spec.name not in constants:
-            problems.append(f"param {name}: the workflow has no constant {spec.name!r}")
+        elif isinstance(spec, FromPlan):
+            problems += _call_problems(f"param {name}: {_name(spec.function)}", spec.function, {"plan"})
         elif isinstance(spec, Key) and schema is not None and not in_schema(schema, spec.path):
             problems.append(f"param {name}: the config schema has no key {spec}")
     return problems
 
 
-def _view_problems(a: Artifact, constants, schema) -> list[str]:
+def _view_problems(a: Artifact, schema) -> list[str]:
     view = a.view
     what = f"view {_name(view.function)}"
-    problems = _param_problems(a, view.params, constants, schema)
+    problems = _param_problems(a, view.params, schema)
     if unread := set(view.reads) - set(a.inputs):
         problems.append(f"{what}: reads {sorted(unread)}, which are not inputs")
     problems += _call_problems(what, view.function, set(view.reads) | set(view.params))
@@ -308,10 +316,10 @@ def _view_problems(a: Artifact, constants, schema) -> list[str]:
     return problems
 
 
-def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROOT, schema=None) -> list[str]:
+def artifact_problems(a: Artifact, kinds: dict, root: Path = ROOT, schema=None) -> list[str]:
     """What is wrong with one entry: its fields, its inputs' kinds (``kinds``: {name: InputKind}),
-    and the call of its function (and view) against their signatures. ``constants``: the names of
-    the workflow's constants, and ``schema``, the config schema its keys must be in, if known."""
+    and the call of its function (and view, condition and params computed from the plan) against
+    their signatures; ``schema``: the config schema its keys must be in, if known."""
     problems = []
     if a.kind not in ("figure", "table"):
         problems.append(f"kind {a.kind!r} is neither figure nor table")
@@ -323,16 +331,14 @@ def artifact_problems(a: Artifact, kinds: dict, constants=None, root: Path = ROO
         problems.append(f"no caption workflow/report/{a.caption or a.name}.rst")
     for name, spec in a.inputs.items():
         problems += _spec_problems(a, name, spec, kinds, root)
-    problems += _param_problems(a, a.params, constants, schema)
+    problems += _param_problems(a, a.params, schema)
     if both := (set(a.inputs) | {"stem"}) & set(a.params) | {"stem"} & set(a.inputs):
         problems.append(f"{sorted(both)}: both an input and a param (or stem, which the workflow gives)")
     if a.view:
-        problems += _view_problems(a, constants, schema)
+        problems += _view_problems(a, schema)
     return problems + _call_problems(f"function {_name(a.function)}", a.function, a.arguments())
 
 
-def problems(artifacts, kinds: dict, constants=None, root: Path = ROOT, schema=None) -> list[str]:
+def problems(artifacts, kinds: dict, root: Path = ROOT, schema=None) -> list[str]:
     """Every entry's problems (:func:`artifact_problems`), each after its name."""
-    return [
-        f"{a.name} ({a.kind}): {p}" for a in artifacts for p in artifact_problems(a, kinds, constants, root, schema)
-    ]
+    return [f"{a.name} ({a.kind}): {p}" for a in artifacts for p in artifact_problems(a, kinds, root, schema)]

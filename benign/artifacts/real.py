@@ -5,7 +5,7 @@ synthetic module, so no synthetic edit re-renders these."""
 from __future__ import annotations
 
 from benign.artifacts import real_inputs
-from benign.artifacts.entry import Artifact, Constant, File, Key, Value, View, entries
+from benign.artifacts.entry import Artifact, File, FromPlan, Key, Value, View, entries
 from benign.artifacts.real_inputs import KINDS
 from benign.figures import real as real_figures
 from benign.tables import real, real_dynamics
@@ -14,6 +14,12 @@ from benign.tables import real, real_dynamics
 def has_real(plan) -> bool:
     """real.use: data sets with runs to train (benign.plan.load.Plan)."""
     return bool(plan.real_cells)
+
+
+def real_notes(plan) -> dict:
+    """Per data set the runs use, its catalogue note: a sentence for the real tables' header."""
+    real = plan.config.real
+    return {name: real.datasets[name].get("note") for name in (real.use if plan.real_cells else [])}
 
 
 # Tables 2 and 6: the real runs of the main grid, the paper's numbers, the data sets' notes
@@ -26,9 +32,9 @@ ENTRIES = entries(
     __name__,
     real_inputs.__name__,
     Artifact("real_eta0.1", "table", "Table 2", "real data, eta = 0.1: train loss, test accuracy, baseline",
-             params={"etas": Value([0.1]), "notes": Constant("real_notes")}, **REAL_TABLE),
+             params={"etas": Value([0.1]), "notes": FromPlan(real_notes)}, **REAL_TABLE),
     Artifact("real_eta0_0.2", "table", "Table 6", "real data, eta = 0 and 0.2, the paper's numbers beside",
-             params={"etas": Value([0.0, 0.2]), "notes": Constant("real_notes")}, **REAL_TABLE),
+             params={"etas": Value([0.0, 0.2]), "notes": FromPlan(real_notes)}, **REAL_TABLE),
     Artifact("real_eta_heatmap", "figure", "Figure 8", "real data: train and test loss over data sets x eta",
              "Real data", when=has_real, function=real_figures.real_eta_heatmap,
              inputs={"real_runs": KINDS["real_runs"]()}, params={"sweep": Key("real.eta_sweep")}),

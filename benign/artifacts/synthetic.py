@@ -15,7 +15,7 @@ from benign.artifacts.entry import (
     MODEL,
     MODEL_NAME,
     Artifact,
-    Constant,
+    FromPlan,
     Key,
     SweepOf,
     Value,
@@ -37,6 +37,7 @@ from benign.artifacts.synthetic_inputs import (
     SWEEP_RUNS,
 )
 from benign.figures import atlas, dynamics, heatmaps, max_margin, one_step, projection
+from benign.plan.refinement_job import convergence_setting, refine_setting
 from benign.synthetic import registry
 from benign.tables import (
     along_time,
@@ -113,6 +114,21 @@ def has_max_margin(plan) -> bool:
     return bool(plan.max_margin_runs)
 
 
+# Params computed from the plan
+def atlas_settings(plan) -> list[str]:
+    """The settings of the fitted atlas's runs: its sweeps, and its refinement's where it is refined."""
+    fits = plan.config.fits
+    refine = fits.get("refine")
+    return [*fits.get("sweeps", []), *([refine_setting(refine["sweep"])] if refine else [])]
+
+
+def step_check(plan) -> dict | None:
+    """The step check's setting and step factor (synthetic.boundary_fits.convergence), if it runs."""
+    fits = plan.config.fits
+    check = fits.get("convergence")
+    return check and {"setting": convergence_setting(fits["refine"]["sweep"]), "factor": check["factor"]}
+
+
 # the runs and curves of synthetic.boundary_fits' sweeps, which the atlas's views read
 FITTED = {"runs": SWEEP_RUNS(FITS), "curves": SWEEP_CURVES(FITS)}
 
@@ -126,20 +142,20 @@ def atlas_of(*gives: str) -> View:
     """The atlas's ok runs, each once, their labels at each horizon (and, as asked, the criteria
     and the runs' curves)."""
     return View(atlas_view, reads=("runs", "curves"), gives=gives,
-                params={"settings": Constant("atlas_settings"), "horizons": Key("synthetic.boundary_fits.horizons"),
-                        "regime": Key("synthetic.regime"), "convergence": Constant("convergence")})  # fmt: skip
+                params={"settings": FromPlan(atlas_settings), "horizons": Key("synthetic.boundary_fits.horizons"),
+                        "regime": Key("synthetic.regime"), "convergence": FromPlan(step_check)})  # fmt: skip
 
 
 # the atlas's labels at every horizon of synthetic.boundary_fits.along_time, from the first step
 ALONG_TIME = View(atlas_view, reads=("runs", "curves"), gives=("runs", "labels", "criteria"),
-                  params={"settings": Constant("atlas_settings"), "horizons": Key("synthetic.boundary_fits.along_time"),
+                  params={"settings": FromPlan(atlas_settings), "horizons": Key("synthetic.boundary_fits.along_time"),
                           "regime": Key("synthetic.regime")})  # fmt: skip
 # the same, with the atlas's curves: what the limit's tables compare with the runs
 LIMIT_VIEW = View(
     atlas_view, reads=("runs", "curves"), gives=("runs", "curves", "labels", "criteria"), params=ALONG_TIME.params
 )
 SWEEPS = View(
-    sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": Constant("atlas_settings")}
+    sweeps_view, reads=("runs", "curves"), gives=("runs", "curves"), params={"settings": FromPlan(atlas_settings)}
 )
 # the atlas's runs alone: what a figure drawn from a fitted table reads for the fixed parameters it states
 ATLAS_RUNS = View(sweeps_view, reads=("runs", "curves"), gives=("runs",), params=SWEEPS.params)

@@ -39,8 +39,8 @@ def with_index(text: str) -> str:
     return f"{head}{BEGIN}\n{index()}{END}{tail}"
 
 
-def check(constants=None, schema: dict | None = None) -> None:
+def check(schema: dict | None = None) -> None:
     """Raise ValueError naming every problem of the table, its config keys checked against the
     config ``schema`` (the generated one by default; the workflow calls this at parse time)."""
-    if found := problems(ARTIFACTS.values(), KINDS, constants=constants, schema=schema or config_schema.load()):
+    if found := problems(ARTIFACTS.values(), KINDS, schema=schema or config_schema.load()):
         raise ValueError("benign/artifacts does not match its functions:\n" + "\n".join(found))

@@ -14,6 +14,16 @@ from benign.analysis.theory import Criteria
 from benign.plan import resources
 
 
+def refine_setting(sweep: str) -> str:
+    """The setting of the refinement runs of a sweep (docs/regimes.md#refinement)."""
+    return f"{sweep}_refine"
+
+
+def convergence_setting(sweep: str) -> str:
+    """The setting of the step-check runs of a sweep (docs/regimes.md#step-convergence)."""
+    return f"{sweep}_convergence"
+
+
 @dataclass(frozen=True)
 class RefinementJob:
     """The refinement checkpoint's job (workflow/scripts/plan_refinement.py), worked out from the

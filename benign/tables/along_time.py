@@ -9,7 +9,7 @@ import pandas as pd
 from benign.analysis.along_time import boundary_path, settled_from
 from benign.analysis.theory import Criteria
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 
 def _iv(r, name: str, digits: int = 3, signed: bool = False) -> str:
@@ -88,6 +88,6 @@ def boundaries_along_time(runs: pd.DataFrame, labels: pd.DataFrame, criteria: Cr
         "test per pair of horizons, not a proof of convergence: a drift below it adds up over decades, so the shift "
         "since the reference horizon (the first at or past 1000 steps) is given too, paired on the same lines.",
     ]
-    footer = ["### Per boundary", _markdown_table(summary)]
+    footer = ["### Per boundary", markdown_table(summary)]
     write(table, display, header, stem, footer)
     return table

@@ -13,7 +13,7 @@ from benign.analysis import boundaries, crossings
 from benign.analysis.boundary_fits import COMPARED, GRID, convergence_left_out, fit_boundaries, fitted_model
 from benign.analysis.theory import Criteria
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 LAW_NAMES = {"power": "(i) c d^a n^b", "theory": "(ii) theory x (ln d)^gamma", "decades": "(iii) slope per decade",
              "none": "base (no law)"}  # fmt: skip
@@ -212,13 +212,13 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
         "(ii) the theorem's exponents with a log factor, c d^(1/4) (ln d)^gamma n^b for the selection boundaries and "
         "c (d / n)^(1/2) (ln d)^gamma for the not-overfitting one; (iii) one slope of log d per decade between the "
         "grid's d, and b; base: one ||mu||* for every line.",
-        _markdown_table(_comparison(table)),
+        markdown_table(_comparison(table)),
         "### Local slopes per decade of d",
         "The slopes of law (iii), each with its 95% interval ('set by the grid', with the half-width the grid allows, "
         "where the interval is no wider than lines known only to their resolution would give: the width then measures "
         "the grid, not the data; 'open' where a single line identifies the slope, whose miss the lines' jackknife "
         "cannot see).",
-        _markdown_table(_slopes(table, knots)),
+        markdown_table(_slopes(table, knots)),
         "### Horizons and the step check",
         "Between two horizons the same lines' crossings are paired; a line's drift is the mean change of its seeds' "
         "bracket midpoints in ln ||mu||* per decade of time, and the lines are the units (Student's t on G - 1). A "
@@ -226,12 +226,12 @@ def _sections(table: pd.DataFrame, knots: tuple, limits: list[dict], dropped: di
         "staggered brackets give a crossing; 'settled from' is the first horizon from which every later pair has. A "
         "d is left out of a boundary's fits (at every horizon) where a crossing of the step check at the longest "
         "horizon moved beyond its own bracket (results/tables/step_convergence).",
-        _markdown_table(_horizons(table, dropped)),
+        markdown_table(_horizons(table, dropped)),
         "### The exponent of d as the horizon grows (exploratory)",
         "On the lines that reach every horizon, law (i) at each horizon (± 95%), and a = a_inf + s / ln(horizon) fitted "
         "by weighted least squares with those variances. Exploratory: the horizons' fits share their lines, so the "
         "points are not independent, and a_inf extrapolates far past the last horizon.",
-        _markdown_table(_extrapolated(limits)),
+        markdown_table(_extrapolated(limits)),
         "### Argmax selection of near-uniform attention",
         "Share of the runs the argmax label calls 'selects' whose normalised test loss r is still above 0.9 (attention "
         f"barely off uniform), per horizon: {near_uniform or MISSING}.",

@@ -49,7 +49,7 @@ def seeds_cell(table: pd.DataFrame) -> pd.Series:
     )
 
 
-def _markdown_table(df: pd.DataFrame) -> str:
+def markdown_table(df: pd.DataFrame) -> str:
     """``df`` as a Markdown table, with '|' in cells and headers escaped."""
     cells = df.astype(str).map(lambda s: s.replace("|", r"\|"))
     lines = [
@@ -67,4 +67,4 @@ def write(
     paragraphs as <stem>.md."""
     with atomic_path(Path(f"{os.fspath(stem)}.csv")) as tmp:
         table.to_csv(tmp, index=False)
-    write_text(Path(f"{os.fspath(stem)}.md"), "\n\n".join([*header, _markdown_table(display), *footer]) + "\n")
+    write_text(Path(f"{os.fspath(stem)}.md"), "\n\n".join([*header, markdown_table(display), *footer]) + "\n")

@@ -10,7 +10,7 @@ import pandas as pd
 from benign.analysis import gap_growth
 from benign.analysis.equivalence import verdict
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 
 def _median_iqr(values: pd.Series, digits: int = 3) -> str:
@@ -95,7 +95,7 @@ def gap_dynamics(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame,
         "the longest horizon, the same runs at every horizon (a sample chosen by r, whose value is set by how fast "
         "the gap grew, would select on the clock's own speed); saturated: a mean Lambda of 30, where the weights off "
         "the relevant token are at the machine's precision (left out of the statistics).",
-        _markdown_table(exponents) if len(exponents) else "No horizon has enough benign runs.",
+        markdown_table(exponents) if len(exponents) else "No horizon has enough benign runs.",
         "### Per n: medians [IQR]",
     ]
     footer = [
@@ -106,7 +106,7 @@ def gap_dynamics(runs: pd.DataFrame, labels: pd.DataFrame, curves: pd.DataFrame,
         f"2, -1 and 0 (words with a margin of ±{CLOCK_MARGIN:g}). Where the local exponent is not 1, the slope of g on "
         "a log-spaced schedule is an average rate, not the clock's constant: read these as how the average rate "
         "scales.",
-        _markdown_table(regressions) if len(regressions) else "No horizon has enough benign runs to fit.",
+        markdown_table(regressions) if len(regressions) else "No horizon has enough benign runs to fit.",
     ]
     write(growth, summary, header, stem, footer)
     return growth

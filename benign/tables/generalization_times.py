@@ -10,7 +10,7 @@ import pandas as pd
 
 from benign.analysis import survival
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 COVARIATES = {"x": "SNR or 1/SNR^2", "log_n": "log n", "log_d": "log d", "Intercept": "intercept"}
 
@@ -91,19 +91,19 @@ def _header(table: pd.DataFrame, medians, regime: dict, runs: pd.DataFrame) -> l
     ]
 
 
+MEDIAN_COLUMNS = ("SNR band", "fit time: median (runs, censored)", "generalization time: median (runs, censored)",
+                  "difference of medians", "per-run delay: median (runs, censored)", "selection before the fit")  # fmt: skip
+
+
 def _medians_markdown(medians: pd.DataFrame) -> str:
     def step(v):
         return MISSING if not np.isfinite(v) and np.isnan(v) else ("not reached" if np.isinf(v) else f"{v:.0f}")
 
-    lines = ["| SNR band | fit time: median (runs, censored) | generalization time: median (runs, censored) | "
-             "difference of medians | per-run delay: median (runs, censored) | selection before the fit |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
-    for r in medians.itertuples():
-        delay = r.delay if np.isfinite(r.delay) else np.nan
-        lines.append(
-            f"| {r.band} | {step(r.fit_noisy_median)} ({r.fit_noisy_runs}, {r.fit_noisy_censored}) | "
-            f"{step(r.generalized_median)} ({r.generalized_runs}, {r.generalized_censored}) | "
-            f"{MISSING if np.isnan(delay) else f'{delay:.0f}'} | "
-            f"{step(r.run_delay_median)} ({r.run_delay_runs}, {r.run_delay_censored}) | {r.selection_first} |"
-        )
-    return "\n".join(lines)
+    rows = [
+        [r.band, f"{step(r.fit_noisy_median)} ({r.fit_noisy_runs}, {r.fit_noisy_censored})",
+         f"{step(r.generalized_median)} ({r.generalized_runs}, {r.generalized_censored})",
+         MISSING if not np.isfinite(r.delay) else f"{r.delay:.0f}",
+         f"{step(r.run_delay_median)} ({r.run_delay_runs}, {r.run_delay_censored})", r.selection_first]
+        for r in medians.itertuples()
+    ]  # fmt: skip
+    return markdown_table(pd.DataFrame(rows, columns=list(MEDIAN_COLUMNS)))

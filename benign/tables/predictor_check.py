@@ -8,7 +8,7 @@ import pandas as pd
 
 from benign.analysis import predictor_check as check
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 
 def _share(value: float, low: float, high: float) -> str:
@@ -126,5 +126,5 @@ def predictor_check(runs: pd.DataFrame, curves: pd.DataFrame, model: pd.DataFram
         "interval holding 1 is not read as 'calibrated'. Cells below the atlas's design region d >= k n^2, where "
         "the predictor warns, are reported apart.",
     ]
-    write(table, display, header, stem, footer=["### Per cell", _markdown_table(per_cell)])
+    write(table, display, header, stem, footer=["### Per cell", markdown_table(per_cell)])
     return table

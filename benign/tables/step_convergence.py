@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 COLUMNS = ["boundary", "d", "horizon", "factor", "lines", "pairs", "closed_pairs", "changed", "moved", "largest_shift",
            "verdict", "a_change", "a_change_low", "a_change_high", "b_change", "b_change_low", "b_change_high",
@@ -86,6 +86,6 @@ def step_convergence(convergence: pd.DataFrame, runs: pd.DataFrame, stem: PathLi
         "resolution, 'moves' where it lies outside; where every line's mean shift is the same (every pair kept its "
         "bracket, say) the interval would have no width, and the table gives instead what the grid resolves.",
     ]
-    footer = ["### The exponents at the finer step", _markdown_table(exponents)]
+    footer = ["### The exponents at the finer step", markdown_table(exponents)]
     write(table, display, header, stem, footer)
     return table

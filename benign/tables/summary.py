@@ -15,7 +15,7 @@ from benign.analysis.gap_growth import mean_exponent
 from benign.analysis.w_control import totals
 from benign.core.io import write_text
 from benign.tables.along_time import WORDS as DRIFT_WORDS
-from benign.tables.common import MISSING, PathLike
+from benign.tables.common import MISSING, PathLike, markdown_table
 from benign.tables.real_dynamics import epoch_range, fit_cell
 
 
@@ -29,13 +29,6 @@ def _f(value, digits: int = 3) -> str:
 
 def _interval(row: pd.Series, name: str) -> str:
     return f"{_f(row[name])} [{_f(row[f'{name}_low'])}, {_f(row[f'{name}_high'])}]"
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    head = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
-    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
-    rows = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *rows]) + "\n"
 
 
 # (table, heading, what its rows say), in the page's order: each row function registers the
@@ -353,7 +346,7 @@ def summary(tables: dict[str, PathLike], path: PathLike, header: dict[str, str],
         if name not in tables:
             continue
         lines += [f"## {heading}", "", f"From `results/tables/{name}.csv`.", ""]
-        lines.append(_markdown(rows(pd.read_csv(tables[name]))))
+        lines.append(markdown_table(rows(pd.read_csv(tables[name]))) + "\n")
     text = "\n".join(lines)
     write_text(path, text)
     return text

@@ -10,7 +10,7 @@ from benign.analysis.theory import Criteria, in_sweeps
 from benign.analysis.w_control import totals, unpaired
 from benign.analysis.w_control import w_control as control_table
 from benign.synthetic import spec
-from benign.tables.common import MISSING, PathLike, _markdown_table, write
+from benign.tables.common import MISSING, PathLike, markdown_table, write
 
 
 def _range(mean: float, low: float, high: float, digits: int) -> str:
@@ -63,6 +63,6 @@ def w_control(runs: pd.DataFrame, curves: pd.DataFrame, control_runs: pd.DataFra
         + (f" ({missing} line-horizons of the control were not: their twins log on another schedule)." if missing
            else "."),
     ]  # fmt: skip
-    footer = ["### Over every d", _markdown_table(summed)]
+    footer = ["### Over every d", markdown_table(summed)]
     write(table, display, header, stem, footer)
     return table

@@ -5,6 +5,7 @@ other."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import TypedDict
 
 import pandas as pd
@@ -12,22 +13,17 @@ import pytest
 import yaml
 
 from benign.artifacts import entry
-from benign.artifacts.entry import ALL, MODEL, Artifact, Constant, InputKind, Key, Value, View
+from benign.artifacts.entry import ALL, MODEL, Artifact, FromPlan, InputKind, Key, Value, View
 from benign.artifacts.table import ARTIFACTS, KINDS
 from benign.core import fingerprint
 from benign.plan import schema as config_schema
 from benign.plan.schema import default
 from benign.synthetic import schema
-from benign.workplan import WorkPlan
 from tests.helpers import frames
-from tests.helpers.workflow_utils import ROOT
-
-# the Constants the workflow's plan gives (benign.workplan.WorkPlan.constants)
-CONSTANTS = set(WorkPlan.load(yaml.safe_load((ROOT / "config/config.yaml").read_text()), config_schema.PATH).constants)
 
 
 def test_the_table_has_no_problem():
-    assert entry.problems(ARTIFACTS.values(), KINDS, constants=CONSTANTS) == []
+    assert entry.problems(ARTIFACTS.values(), KINDS) == []
 
 
 def test_each_view_returns_what_its_annotation_says():
@@ -92,7 +88,7 @@ def root(tmp_path):
 
 
 def problems_of(root, *entries):
-    return entry.problems(entries, KIND, constants=CONSTANTS, root=root, schema=config_schema.load())
+    return entry.problems(entries, KIND, root=root, schema=config_schema.load())
 
 
 BASE = dict(kind="figure", paper="", title="t", section="Synthetic", inputs={"runs": RUNS_KIND("token")})
@@ -145,8 +141,19 @@ def test_entry_fields_are_checked(root):
     assert problems_of(root, Artifact("curve", inputs={"runs": "runs@token"}, **base)) == [
         "curve (figure): input runs: 'runs@token' is neither an Input nor a File"
     ]
-    widths = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, params={"width": Constant("widths")}, **base)
-    assert problems_of(root, widths) == ["curve (figure): param width: the workflow has no constant 'widths'"]
+
+    def width(config):  # a param computed from the plan takes the plan
+        return 3
+
+    widths = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, params={"width": FromPlan(width)}, **base)
+    name = "tests.artifacts.test_entry:test_entry_fields_are_checked.<locals>.width"
+    assert problems_of(root, widths) == [
+        f"curve (figure): param width: {name}: no value for its argument(s) ['config']",
+        f"curve (figure): param width: {name}: takes no argument(s) ['plan']",
+    ]
+    later = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, when=lambda plan: True,
+                     params={"width": FromPlan(lambda plan: 3)}, **base)  # fmt: skip
+    assert problems_of(root, later) == []
     typo = Artifact("curve", inputs={"runs": RUNS_KIND(ALL)}, params={"width": Key("synthetic.regim")}, **base)
     assert problems_of(root, typo) == ["curve (figure): param width: the config schema has no key synthetic.regim"]
     per_model = Artifact("curve", inputs={"runs": RUNS_KIND(MODEL)}, params={"width": Value(3.0)},
@@ -160,19 +167,18 @@ def test_entry_fields_are_checked(root):
 
 
 def test_the_real_tables_are_two_entries_with_their_etas():
-    cfg = {"real": {"grid": {"n": [20], "seeds": [42]}}}
+    plan = SimpleNamespace(config=SimpleNamespace(raw={"real": {"grid": {"n": [20], "seeds": [42]}}}))
     table2, table6 = ARTIFACTS["table/real_eta0.1"], ARTIFACTS["table/real_eta0_0.2"]
-    assert [entry.param_value(cfg, t.params["etas"], {}) for t in (table2, table6)] == [[0.1], [0.0, 0.2]]
+    assert [entry.param_value(plan, t.params["etas"]) for t in (table2, table6)] == [[0.1], [0.0, 0.2]]
     assert (table2.rule(), table6.rule()) == ("table_real_eta0_1", "table_real_eta0_0_2")
     assert table2.files() == ["results/tables/real_eta0.1.csv", "results/tables/real_eta0.1.md"]
-    assert entry.param_value(cfg, table2.view.params["grid"], {}) == {"n": [20], "seeds": [42]}
+    assert entry.param_value(plan, table2.view.params["grid"]) == {"n": [20], "seeds": [42]}
 
 
 @pytest.mark.slow  # Snakemake on a copy of the repository: beside the end-to-end tests (ci/test.sh)
 def test_a_config_without_boundary_fits_plans_its_heatmaps_without_the_atlas(tmp_path):
     """The heatmaps read the atlas's table only where it is fitted: without
     ``synthetic.boundary_fits`` the workflow still parses, and draws them with no fits."""
-    import yaml
 
     from tests.helpers.workflow_utils import copy_repo, planned_jobs
 

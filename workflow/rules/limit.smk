@@ -23,7 +23,7 @@ rule limit_atlas:
         mem_mb=need("mem_mb", lambda wc: W.limit_need()),
         runtime=need("runtime_min", lambda wc: W.limit_need()),
     params:
-        settings=W.constants["atlas_settings"],
+        settings=W.atlas_settings,
         regime=W.synthetic["regime"],
         resolution=W.limit_resolution,
         horizon=max(W.fits.get("horizons", [0])),
