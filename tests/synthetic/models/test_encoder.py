@@ -108,19 +108,7 @@ def test_deferral_by_steps_folds_every_matrix_together():
     assert _batch([3.0], [0.2], defer_steps=1).deferred == {}  # one step: nothing to defer
 
 
-def test_cuda_deferral_is_opt_in(monkeypatch):
-    """On CUDA, updates are applied in their step unless BENIGN_CUDA_DEFER_STEPS asks for
-    deferral (it has not been timed on a GPU yet); a bad value is named."""
-    monkeypatch.delenv("BENIGN_CUDA_DEFER_STEPS", raising=False)
-    assert settings.cuda_defer_steps() == 0
-    monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "0")
-    assert settings.cuda_defer_steps() == 0
-    monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", "6")
-    assert settings.cuda_defer_steps() == 6
-    for bad in ("-1", "four", "2.5"):
-        monkeypatch.setenv("BENIGN_CUDA_DEFER_STEPS", bad)
-        with pytest.raises(ValueError, match=repr(bad)):
-            settings.cuda_defer_steps()
+def test_deferral_is_by_rows_or_by_steps_not_both():
     with pytest.raises(ValueError, match="not both"):
         _batch([3.0], [0.2], defer_rows=8, defer_steps=2)
 
