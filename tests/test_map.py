@@ -16,8 +16,6 @@ TESTED_IN = {
     "benign.analysis.convergence": "tests/analysis/test_refinement.py",  # the step check of the refined windows
     "benign.analysis.delay_scan": "tests/tables/test_delay_scan.py",  # through the delay-scan table
     "benign.analysis.one_step": "tests/tables/test_one_step.py",  # through its table
-    "benign.artifacts.real": "tests/artifacts/test_entry.py",  # the artifact table's real half
-    "benign.artifacts.synthetic": "tests/artifacts/test_entry.py",  # the artifact table's synthetic half
     "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
     "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
     "benign.real.heads": "tests/real/test_protocol.py",  # phase 1's heads
