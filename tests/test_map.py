@@ -24,16 +24,9 @@ TESTED_IN = {
     "benign.real.reference": "tests/real/test_batched.py",  # the one-run path the batched runs match
     "benign.synthetic.speed.cuda_graphs": "tests/synthetic/models/test_authors_encoder.py",  # replayed on a GPU only
     "benign.synthetic.speed.deferred": "tests/synthetic/models/test_authors_encoder.py",  # the encoder's deferred rows
-    "benign.tables.along_time": "tests/analysis/test_along_time.py",  # each table beside its analysis
-    "benign.tables.boundaries": "tests/analysis/test_boundaries.py",
     "benign.tables.gap_dynamics": "tests/figures/test_atlas.py",  # drawn from trained sweeps
     "benign.tables.generalization_times": "tests/figures/test_atlas.py",
-    "benign.tables.limit": "tests/analysis/test_limit.py",
-    "benign.tables.max_margin": "tests/analysis/test_max_margin.py",
-    "benign.tables.n_laws": "tests/analysis/test_n_law.py",
-    "benign.tables.predictor_check": "tests/analysis/test_predictor_power.py",
     "benign.tables.step_convergence": "tests/figures/test_atlas.py",
-    "benign.tables.w_control": "tests/analysis/test_w_control.py",
 }
 # {module: how its mirrored test reaches it}, where the test runs it without importing it
 RUN_BY_NAME = {

@@ -1,4 +1,4 @@
-"""The boundaries along time (benign/analysis/along_time.py, its table and figure) on hand-made
+"""The boundaries along time (benign/analysis/along_time.py; its table and figure: tests/tables/test_along_time.py) on hand-made
 labels: lines whose selection crossings lie on the first step's law at step 1 and 0.8 times it
 later, and whose other boundaries follow a known law."""
 
@@ -13,8 +13,6 @@ import pytest
 from benign.analysis import first_step
 from benign.analysis.along_time import boundary_path
 from benign.analysis.theory import Criteria
-from benign.figures import atlas as atlas_figures
-from benign.tables.along_time import boundaries_along_time
 
 CRITERIA = Criteria(fit_threshold=0.5, loss_threshold=0.5, rate_threshold=0.5, head_acc_threshold=0.9,
                     hardmax_threshold=0.25)  # fmt: skip
@@ -55,24 +53,3 @@ def test_the_path_finds_the_law_at_step_1_and_the_shift_after():
     assert path.loc[("selects", 10), "a"] == pytest.approx(0.5, abs=0.01)
     assert path.loc[("selects", 10), "b"] == pytest.approx(0.0, abs=0.05)
     assert np.isnan(path.loc[("overfits", 10), "law_a"])  # the law is the selection labels' alone
-
-
-def test_the_table_and_the_figure_show_the_path(tmp_path, monkeypatch):
-    runs, labels = atlas()
-    table = boundaries_along_time(runs, labels, CRITERIA, tmp_path / "along")
-    text = (tmp_path / "along.md").read_text()
-    assert "within the resolution" in text and "First step's law over the design" in text
-    drawn = {}
-    save = atlas_figures.save
-
-    def keep(fig, stem, note):
-        shift_panel = fig.axes[3]
-        drawn.update(panels=len([ax for ax in fig.axes if ax.get_title()]), lines=shift_panel.get_lines())
-        save(fig, stem, note)
-
-    monkeypatch.setattr(atlas_figures, "save", keep)
-    atlas_figures.boundaries_along_time(table, runs, tmp_path / "figure")
-    assert (tmp_path / "figure.png").exists() and drawn["panels"] == 4
-    hard = table[table["label"] == "selects_hardmax"]
-    plotted = [line.get_ydata() for line in drawn["lines"] if len(line.get_ydata()) == len(hard)]
-    assert any(np.allclose(y, hard["shift_from_law"].to_numpy()) for y in plotted)

@@ -1,15 +1,13 @@
 """The run-level logistic fit (benign/analysis/boundaries.py: the table's steepness k and the
 line-seed bootstrap) recovers known laws from labels drawn on a 4 x 4 atlas grid, and its
-intervals come from the data, not from the grid's spacing; the regime-boundaries table's words
-and rows (benign/tables/boundaries.py)."""
+intervals come from the data, not from the grid's spacing (the regime-boundaries table:
+tests/tables/test_boundaries.py)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from benign.analysis import boundaries
-from benign.tables import boundaries as tables
-from tests.helpers.atlas_sim import LINES, NORMS
 
 K_MAX = boundaries.k_max_for(2 ** (1 / 8))
 
@@ -102,44 +100,6 @@ def test_held_out_log_loss_beats_the_base_rate_where_there_is_a_law():
     truth = boundaries.held_out_log_loss(runs, "side", K_MAX, {"a": 0.5, "b": -0.5})
     wrong = boundaries.held_out_log_loss(runs, "side", K_MAX, {"a": 0.0, "b": 0.0})
     assert truth < wrong
-
-
-def test_the_table_fits_each_boundary_at_each_horizon(tmp_path):
-    """On a simulated atlas of the default grid with the theory's exponents: one row per boundary
-    and horizon, the crossings counted, the exponents inside their intervals, the laws compared,
-    a slope per decade, and the words."""
-    rng = np.random.default_rng(1)
-    rows, frames = [], []
-    stars = {}
-    for d, n in LINES:
-        for seed in (1, 2):
-            no = 4.0 * (d / n) ** 0.5 * np.exp(0.1 * rng.standard_normal())
-            sel = 1.5 * d**0.25 * np.exp(0.1 * rng.standard_normal())
-            stars[(d, n, seed)] = (no, sel)
-            norms = set(NORMS) | {star * f for star in (no, sel) for f in (0.97, 1.03)}  # refined around each
-            rows += [{"d": d, "n": n, "seed": seed, "signal_norm": x} for x in sorted(norms)]
-    runs = pd.DataFrame(rows).assign(setting="atlas", steps=10000, step_size=5.0, sigma=1.0)
-    runs["sweeps"] = [["atlas"]] * len(runs)
-    runs["run_id"] = [f"r{i}" for i in range(len(runs))]
-    no, sel = np.array([stars[(r.d, r.n, r.seed)] for r in runs.itertuples()]).T
-    for horizon in (1000, 10000):
-        frames.append(pd.DataFrame({"run_id": runs["run_id"], "horizon": horizon, "overfits": runs["signal_norm"] <= no,
-                                    "selects": runs["signal_norm"] > sel,
-                                    "selects_argmax": runs["signal_norm"] > sel / 2,
-                                    "selects_hardmax": runs["signal_norm"] > sel / 2, "r": 0.5}))  # fmt: skip
-    labels = pd.concat(frames, ignore_index=True)
-    table = tables.regime_boundaries(runs, labels, pd.DataFrame(), tmp_path / "rb", "test", 2 ** (1 / 4), 0.05)
-    assert len(table) == 8 and set(table["crossings"]) == {len(LINES) * 2}
-    assert set(table["horizon"]) == {1000, 10000}
-    for row in table.itertuples():
-        assert row.a_low < row.a < row.a_high and row.b_low < row.b < row.b_high
-        assert row.out_of_sample == "beats the base rate" and row.heldout_power > row.heldout_none
-    # the labels are the same at both horizons: every boundary has settled, by no shift at all
-    later = table[table["horizon"] == 10000]
-    assert set(later["settle_verdict"]) == {"settled"} and set(later["settle_drift"]) == {0.0}
-    md = (tmp_path / "rb.md").read_text()
-    for words in ("Model comparison", "Local slopes per decade", "d 1e+06 to 1e+07", "extrapolated", "Settled from"):
-        assert words in md
 
 
 def test_the_margin_is_what_half_a_power_of_ln_d_adds_to_an_exponent_of_d(root):

@@ -11,7 +11,6 @@ import pytest
 from benign.analysis import first_step
 from benign.analysis import limit as lim
 from benign.analysis.theory import Criteria
-from benign.tables import limit as limit_table
 
 CRITERIA = Criteria(fit_threshold=0.5, loss_threshold=0.5, rate_threshold=0.5, head_acc_threshold=0.9,
                     hardmax_threshold=0.25)  # fmt: skip
@@ -29,7 +28,7 @@ def test_a_ratio_is_a_bracket_over_the_other_stages_midpoint_on_the_same_line():
     assert ratios.iloc[0]["lower"] == pytest.approx(2.0 / mid) and ratios.iloc[0]["upper"] == pytest.approx(2.2 / mid)
 
 
-def _hand_atlas(plateau_shift: float, twin_shift: float, limit_shift: float, spread: float = 0.03):
+def hand_atlas(plateau_shift: float, twin_shift: float, limit_shift: float, spread: float = 0.03):
     """Runs, labels at step 1 and 10^6 steps, and a limit frame: on every line the selection
     labels cross at the first step's law (step 1), at the law times exp(plateau_shift) (the
     atlas at 10^6), exp(twin_shift) (the twin at 10^6) and exp(limit_shift) (the limit, both
@@ -86,7 +85,7 @@ def test_the_words_follow_the_shifts_interval_against_the_margin(shift, words):
 
 def test_each_shift_is_the_placed_one_and_only_the_twin_is_worded_against_its_limit():
     twin_shift, words = -0.20, "further than the margin from its limit"
-    runs, labels, limit = _hand_atlas(plateau_shift=-0.4, twin_shift=twin_shift, limit_shift=-0.3)
+    runs, labels, limit = hand_atlas(plateau_shift=-0.4, twin_shift=twin_shift, limit_shift=-0.3)
     table = lim.stages(runs, labels, limit, CRITERIA, margin=0.05)
     fits, every = table[table["kind"] == "fit"], table[table["kind"] == "shift"]
     assert set(fits["stage"]) == {"step 1", "atlas's plateau", "twin's plateau", "limit, the twin's selection",
@@ -130,21 +129,3 @@ def test_reached_counts_lines_whose_runs_near_the_crossing_hold_the_global_selec
                               "noisy_sel_irrelevant": 0.5})  # fmt: skip
     out = lim.reached(runs, curves, labels, selection).iloc[0]
     assert (out["lines"], out["lines_same"], out["runs"], out["runs_same"]) == (2, 1, 3, 2)
-
-
-def test_the_tables_state_the_atlas_setting_and_print_the_words_they_computed(tmp_path):
-    runs, labels, limit = _hand_atlas(plateau_shift=-0.4, twin_shift=-0.2, limit_shift=-0.3)
-    curves = pd.DataFrame({"run_id": runs["run_id"], "step": 10**6, "train_acc_noisy": 1.0, "train_clean_sel_relevant": 1.0,
-                           "train_noisy_sel_relevant": 0.0, "train_noisy_sel_weak_true": 0.0,
-                           "train_noisy_sel_weak_opposite": 1.0, "train_noisy_sel_irrelevant": 0.0})  # fmt: skip
-    selection = pd.DataFrame({"run_id": runs["run_id"], "clean_sel_relevant": 1.0, "noisy_sel_relevant": 0.0,
-                              "noisy_sel_weak_true": 0.0, "noisy_sel_weak_opposite": 1.0, "noisy_sel_irrelevant": 0.0})  # fmt: skip
-    fits = limit_table.boundary_limits(runs, labels, CRITERIA, limit, 0.05, tmp_path / "fits")
-    cells = limit_table.limit_shifts(runs, curves, labels, CRITERIA, limit, selection, tmp_path / "cells")
-    fits_md, cells_md = (tmp_path / "fits.md").read_text(), (tmp_path / "cells.md").read_text()
-    for md in (fits_md, cells_md):
-        assert "T 8; rho 0.1; eta 0.2; sigma 1; step_size 5; integrator flow" in md
-    assert fits_md.count("further than the margin from its limit (±0.05)") == 2  # one a boundary, as computed
-    assert len(pd.read_csv(tmp_path / "fits.csv")) == len(fits) == 2 * (5 + 4)
-    assert len(pd.read_csv(tmp_path / "cells.csv")) == len(cells) == 2 * 3 * 6
-    assert "4 of 4 (" in cells_md  # every line of a cell holds the global selection's kinds near its crossing

@@ -43,20 +43,3 @@ def test_horizon_rows_read_the_last_step_before_each_horizon_and_when_selection_
     assert rows.loc[1000, "step"] == 1000 and rows.loc[1000, "cosine"] == pytest.approx(0.95)
     assert rows.loc[50, "selection_stable_since"] == 10 and rows.loc[1000, "selection_stable_since"] == 100
     assert rows.loc[1000, "seeds"] == 2
-
-
-def test_the_table_writes_the_summary_rows_and_reads_them(tmp_path):
-    """benign/tables/max_margin.py words what the summary computed: its CSV is the horizon rows,
-    its Markdown has a row per horizon, the reading and the rate fits."""
-    from benign.tables.max_margin import max_margin
-
-    steps = np.unique(np.logspace(0, 4, 40).astype(int))
-    frame = log(steps, 0.5 * np.log(steps.astype(float) + 1.0) ** -2.0)
-    table = max_margin(frame, tmp_path / "mm", [100, 10000])
-    pd.testing.assert_frame_equal(table, horizon_rows(frame, [100, 10000]))
-    written = pd.read_csv(tmp_path / "mm.csv")
-    assert list(written["horizon"]) == [100, 10000] and np.allclose(written["cosine"], table["cosine"])
-    text = (tmp_path / "mm.md").read_text()
-    assert "Reading: token_p_w0, theorem check" in text and "Rates of 1 - cos" in text
-    with pytest.raises(ValueError, match="no runs"):
-        max_margin(frame.iloc[:0], tmp_path / "none", [100])

@@ -1,4 +1,4 @@
-"""The exponent of n (benign/analysis/n_law.py, benign/tables/n_laws.py): normal order statistics
+"""The exponent of n (benign/analysis/n_law.py; its table: tests/tables/test_n_laws.py): normal order statistics
 against their known values, the flipped samples' crossings of hand-made lines, the local slopes of
 a bent law, and, on simulated atlases whose flipped samples cross independently about a law, the
 order statistic's share of the not-overfitting label's b: predicted where the samples spread, none
@@ -13,7 +13,6 @@ import pytest
 from benign.analysis import crossings, n_law
 from benign.analysis.boundaries import side_labels
 from benign.analysis.theory import Criteria
-from benign.tables.n_laws import n_laws
 
 CRITERIA = Criteria(fit_threshold=0.5, loss_threshold=0.1, rate_threshold=0.5, head_acc_threshold=0.9,
                     hardmax_threshold=0.1)  # fmt: skip
@@ -65,7 +64,7 @@ def test_the_spread_of_a_lines_samples_is_read_from_its_brackets():
     assert n_law.within_line_spread(n_law.sample_crossings(labels, runs)) == pytest.approx(1.0, abs=0.02)
 
 
-def _atlas(rng, spread, b=-0.5, tau=0.03, seeds=(1, 2, 3, 4), step=2 ** (1 / 8)):
+def simulated_atlas(rng, spread, b=-0.5, tau=0.03, seeds=(1, 2, 3, 4), step=2 ** (1 / 8)):
     """A simulated atlas: on each (d, n, seed) line, k = n / 5 flipped samples whose crossings are
     c d^(1/2) n^b e^(tau u) e^(spread z) (u per (d, n), z per sample); selection labels crossing at
     d^(1/4) n^(-1/4) times a line's own scatter."""
@@ -93,7 +92,7 @@ def test_the_order_statistic_predicts_the_labels_extra_b():
     where the samples do not spread (one crossing per line), the label's b is theirs and the spread
     is not read (one bracket holds every sample)."""
     rng = np.random.default_rng(3)
-    runs, labels = _atlas(rng, spread=0.5)
+    runs, labels = simulated_atlas(rng, spread=0.5)
     table = n_law.n_laws(runs, labels, CRITERIA).set_index("boundary")
     samples, label = table.loc[n_law.SAMPLES], table.loc["not overfitting"]
     assert samples["b_low"] <= -0.5 <= samples["b_high"], samples[["b", "b_low", "b_high"]]
@@ -103,7 +102,7 @@ def test_the_order_statistic_predicts_the_labels_extra_b():
     assert samples["label_minus_samples_high"] < 0, samples  # the label's b is measurably lower
     assert label["b_high"] < -0.5
 
-    runs, labels = _atlas(np.random.default_rng(4), spread=0.0)
+    runs, labels = simulated_atlas(np.random.default_rng(4), spread=0.0)
     same = n_law.n_laws(runs, labels, CRITERIA).set_index("boundary").loc[n_law.SAMPLES]
     assert np.isnan(same["spread"]) and np.isnan(same["order_b"])  # one bracket per line: no spread to read
     assert same["label_minus_samples_low"] <= 0 <= same["label_minus_samples_high"]
@@ -125,19 +124,6 @@ def test_the_local_slopes_follow_a_bend_in_n():
     for name in ("b[20,40]", "b[40,80]"):
         low, high = fit.intervals[name]
         assert low <= 0.0 <= high and high - low < 0.1, (name, low, high)
-
-
-def test_the_table_words_where_each_value_lies(tmp_path):
-    """The Markdown says the first step's -1/4 lies inside the selection labels' interval, the
-    theorem's 0 outside; the CSV has a row per boundary and the samples' row."""
-    runs, labels = _atlas(np.random.default_rng(5), spread=0.3)
-    table = n_laws(runs, labels, CRITERIA, tmp_path / "n_laws")
-    assert list(table["boundary"]) == ["not overfitting", n_law.SAMPLES, "selection (harmful below)",
-                                       "argmax selection", "hard-max selection"]  # fmt: skip
-    md = (tmp_path / "n_laws.md").read_text()
-    hardmax = next(line for line in md.splitlines() if line.startswith("| hard-max selection"))
-    assert "| 0: outside |" in hardmax and "| inside |" in hardmax, hardmax
-    assert "0.90 of a decade" in md
 
 
 def test_the_spread_is_unknown_where_every_sample_lies_in_one_bracket():

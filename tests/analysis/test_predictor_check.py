@@ -35,7 +35,7 @@ def test_the_cells_interval_is_students_t_or_clopper_pearson_where_the_cells_agr
 CELLS = [(200, 10), (300, 14), (500, 20), (900, 16), (1200, 24), (1600, 40)]  # 6, as the default's
 
 
-def _simulated(rng, model: pd.DataFrame, shift: float, seeds: int = 3):
+def simulated_check(rng, model: pd.DataFrame, shift: float, seeds: int = 3):
     """A check of ``model`` as the default runs it: 6 cells, 3 seeds each, at its longest
     horizon, ||mu|| on a factor-2^(1/4) grid at a random offset. The fitted law misses the truth
     by one draw of its constant's error N(0, var_c), shared by every cell (one fit); each seed's
@@ -65,7 +65,7 @@ def _verdict(model, runs, labels) -> str:
 def _below(shift: float, checks: int = 40) -> float:
     rng = np.random.default_rng(7)
     model = model_table(sigma=0.2, var_c=0.01)
-    return float(np.mean([_verdict(model, *_simulated(rng, model, shift)) == "below 95%" for _ in range(checks)]))
+    return float(np.mean([_verdict(model, *simulated_check(rng, model, shift)) == "below 95%" for _ in range(checks)]))
 
 
 def test_simulated_checks_reject_a_wrong_model_and_not_the_right_one():

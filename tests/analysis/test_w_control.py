@@ -1,19 +1,16 @@
-"""The atlas's W-frozen control (benign.analysis.w_control, benign.tables.w_control): its runs
-are twins of the atlas's, the pairing measures a known shift, and the table renders from runs."""
+"""The atlas's W-frozen control (benign.analysis.w_control): its runs are twins of the atlas's and
+the pairing measures a known shift (its table: tests/tables/test_w_control.py)."""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from benign.analysis.boundaries import BOUNDARIES
 from benign.analysis.w_control import COLUMNS, shift_table, totals, twin_pairs, unpaired
-from benign.plan.schema import default
 from benign.synthetic.trainer import RunSpec, train_runs
-from benign.tables.w_control import w_control
 
 SMALL = dict(engine="gram", d=400, n=6, T=4, n_test=20, step_size=5)
 
@@ -74,27 +71,6 @@ def test_the_pairing_finds_a_known_shift():
         assert row.shift_mean == pytest.approx(math.log(2)) and row.grid_step == pytest.approx(math.log(2))
         assert (row.shift_steps, row.shift_steps_min, row.shift_steps_max) == pytest.approx((1.0, 0.0, 2.0))
         assert (row.horizon, row.step, row.time) == (100, 100, 500.0)
-
-
-def test_the_table_renders_from_runs(tmp_path):
-    trained, frozen = twins([2.0, 4.0, 8.0, 16.0, 32.0], [1, 2], steps=100, log_points=8)
-    runs, curves, _ = train_runs(trained + frozen, device="cpu")
-    of = lambda model: (
-        runs[runs["model"] == model],
-        curves[curves["run_id"].isin(runs.loc[runs["model"] == model, "run_id"])],
-    )  # noqa: E731
-    table = w_control(*of("token"), *of("token_p_w0"), ["atlas"], "atlas_w0", [37, 100], default("synthetic.regime"),
-                      tmp_path / "wc")  # fmt: skip
-    assert pd.read_csv(tmp_path / "wc.csv").columns.tolist() == COLUMNS
-    assert len(table) == len(BOUNDARIES) * 2 and set(table["horizon"]) == {37, 100}
-    assert (table["lines"] == 2).all() and (table["seeds"] == 2).all()
-    assert np.isclose(table["grid_step"], math.log(2)).all() and (table["time"] == 5 * table["horizon"]).all()
-    text = (tmp_path / "wc.md").read_text()
-    assert text.startswith("## Synthetic data: what training W does to the atlas's boundaries")
-    assert (
-        "| Boundary | d | n | Horizon (time) | Lines paired (of the control's; closed in both) |" in text
-        and "### Over every d" in text
-    )
 
 
 def test_the_totals_sum_every_d_and_the_unpaired_count_each_line_horizon_once():
