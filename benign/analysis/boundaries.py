@@ -181,15 +181,6 @@ def fit(runs: pd.DataFrame, label: str, k_max: float, interaction: bool = False,
     return Boundary({**c, **est}, {"c": (math.exp(low), math.exp(high)), **ivals}, nll, len(runs), k_max)
 
 
-def mu_star_interval(runs: pd.DataFrame, label: str, k_max: float, d: float, n: float) -> tuple[float, float, float]:
-    """The fitted boundary's ||mu||* at (d, n) and its 95% profile interval: the constant of the
-    same fit with d and n measured from (d, n)."""
-    shifted = fit(runs.assign(d=runs["d"] / d, n=runs["n"] / n), label, k_max, intervals=("log_c",))
-    if shifted is None:
-        return (np.nan, np.nan, np.nan)
-    return (shifted.estimates["c"], *shifted.intervals["c"])
-
-
 SEARCH = {"log_c": 20.0, "a": 4.0, "b": 4.0, "e": 2.0}  # how far from the estimate an interval end is sought
 
 
@@ -227,28 +218,3 @@ def _k_interval(x, U, y, k_max, theta, nll, cut) -> tuple[float, float]:
     low = brentq(excess, 1e-9, k, xtol=1e-5) if k > 1e-6 and excess(1e-9) > 0 else 0.0
     high = brentq(excess, k, k_max, xtol=1e-5) if k < k_max * (1 - 1e-9) and excess(k_max) > 0 else np.nan
     return low, high
-
-
-def held_out_log_loss(runs: pd.DataFrame, label: str, k_max: float, fixed: dict[str, float] | None = None) -> float:
-    """Mean log-loss of each (d, n) line's runs under the boundary fitted to the other lines
-    (``fixed``: terms held at given values, e.g. the theory's exponents). NaN with under 3 lines."""
-    lines = runs.groupby(["d", "n"]).ngroup().to_numpy()
-    if lines.max() < 2:
-        return float("nan")
-    x, U, terms = design(runs)
-    y = runs[label].to_numpy(float)
-    held = {terms.index(t): v for t, v in (fixed or {}).items() if t in terms}
-    losses = []
-    for line in np.unique(lines):
-        train, test = lines != line, lines == line
-        if y[train].min() == y[train].max():
-            continue
-        # an axis constant in the training lines cannot be fitted: keep its term at the held value or 0
-        hold = dict(held)
-        for j in range(1, U.shape[1]):
-            if j not in hold and np.ptp(U[train, j]) == 0:
-                hold[j] = 0.0
-        _, theta = _fit(x[train], U[train], y[train], k_max, hold)
-        eta = theta[0] * (x[test] - U[test] @ theta[1:])
-        losses.append(np.logaddexp(0.0, eta) - y[test] * eta)
-    return float(np.mean(np.concatenate(losses))) if losses else float("nan")

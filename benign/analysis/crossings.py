@@ -393,13 +393,6 @@ def _loadings(f: CrossingFit, every: list[str]) -> np.ndarray:
     return out
 
 
-def held_out(cr: pd.DataFrame, law: str = "power", fixed: dict | None = None) -> float:
-    """The mean of :func:`held_out_scores`: the held-out log-likelihood per crossing (NaN where
-    there is none)."""
-    scores = held_out_scores(cr, law, fixed)
-    return float(np.mean(scores)) if len(scores) else float("nan")
-
-
 def held_out_gain(cr: pd.DataFrame, scores: np.ndarray, base: np.ndarray) -> tuple[float, float]:
     """(mean, standard error) of the held-out log-likelihood per crossing of a law over the base
     rate's, the errors clustered by (d, n) line (statsmodels OLS on a constant, cluster-robust:

@@ -82,15 +82,6 @@ def _infeasible_message(u: np.ndarray, T: int, selected) -> str:
     )
 
 
-def svm_direction(K, selected) -> np.ndarray:
-    """p^mm (d,) for explicit keys K (n, T, d), by the Gram route."""
-    K = np.asarray(K, dtype=np.float64)
-    n, T, d = K.shape
-    flat = K.reshape(n * T, d)
-    c, _ = svm_direction_from_gram(flat @ flat.T, T, selected)
-    return flat.T @ c
-
-
 def margins_from_scores(scores, selected) -> np.ndarray:
     """Each sample's margin min_{t != a_i} (s_{i, a_i} - s_{i, t}), scores s = K p (n, T)."""
     s = np.asarray(scores, dtype=np.float64)
@@ -99,12 +90,6 @@ def margins_from_scores(scores, selected) -> np.ndarray:
     others = s.copy()
     others[rows, a] = -np.inf
     return s[rows, a] - others.max(axis=1)
-
-
-def cosine_from_gram(G, c1, c2) -> float:
-    """cos(K^T c1, K^T c2) from G = K K^T."""
-    G, c1, c2 = (np.asarray(x, dtype=np.float64) for x in (G, c1, c2))
-    return float(c1 @ G @ c2 / np.sqrt((c1 @ G @ c1) * (c2 @ G @ c2)))
 
 
 def selection(scores) -> np.ndarray:

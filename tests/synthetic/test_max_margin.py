@@ -10,15 +10,9 @@ import torch
 import torch.nn.functional as F
 
 from benign.synthetic import models, registry
-from benign.synthetic.max_margin import (
-    cosine_from_gram,
-    difference_operator,
-    margins_from_scores,
-    selection,
-    svm_direction,
-    svm_direction_from_gram,
-)
+from benign.synthetic.max_margin import difference_operator, margins_from_scores, selection, svm_direction_from_gram
 from benign.synthetic.models.batch_data import BatchData
+from tests.helpers.svm import cosine_from_gram, svm_direction
 
 # Tarzanagh et al.'s single input (ucr-optml/max_margin_attention,
 # MaxMarginTokenSelection/single_input_converge.ipynb, g_converge=True): rows are tokens, the third

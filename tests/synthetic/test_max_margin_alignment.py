@@ -1,5 +1,5 @@
 """The alignment record (benign.synthetic.max_margin_alignment) against the same numbers computed from the
-materialised parameters and keys in d dimensions (benign.synthetic.max_margin.svm_direction)."""
+materialised parameters and keys in d dimensions (tests/helpers/svm.py: svm_direction)."""
 
 import numpy as np
 import pytest
@@ -8,8 +8,9 @@ from benign.plan import ConfigError, validate
 from benign.plan import jobs as plan
 from benign.plan.config_values import read
 from benign.synthetic import max_margin_alignment, models
-from benign.synthetic.max_margin import margins_from_scores, selection, svm_direction
+from benign.synthetic.max_margin import margins_from_scores, selection
 from benign.synthetic.schema import ALIGNMENT
+from tests.helpers.svm import svm_direction
 
 N, T, D, STEPS, N_TEST = 10, 4, 60, 200, 40
 RUNS = [dict(n=N, T=T, d=D, sigma=1.0, rho=0.1, eta=0.2, lr=0.05, n_test=N_TEST, seed=3, steps=STEPS, setting=f"m{m}",

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from benign.synthetic import flow, limit_schema, models, svm_limit
-from benign.synthetic.max_margin import svm_direction, svm_direction_from_gram
+from benign.synthetic.max_margin import svm_direction_from_gram
 from benign.synthetic.selection import hardmax_error
+from tests.helpers.svm import svm_direction
 
 LINE = dict(d=400, n=6, T=4, rho=0.1, eta=0.34, sigma=1.0, n_test=300, seed=5, engine="explicit", lr=5 / 400,
             flow_tol=0.05)  # fmt: skip
