@@ -14,8 +14,6 @@ from tests.helpers.workflow_utils import ROOT
 # {module: the test that exercises it}, for a module without a test at its mirrored path
 TESTED_IN = {
     "benign.analysis.convergence": "tests/analysis/test_refinement.py",  # the step check of the refined windows
-    "benign.analysis.delay_scan": "tests/tables/test_delay_scan.py",  # through the delay-scan table
-    "benign.analysis.one_step": "tests/tables/test_one_step.py",  # through its table
     "benign.figures.one_step": "tests/figures/test_atlas.py",  # drawn from the one-step sweep trained there
     "benign.real.features": "tests/real/test_protocol.py",  # the feature caches the protocol reads
     "benign.real.heads": "tests/real/test_protocol.py",  # phase 1's heads
