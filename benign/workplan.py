@@ -2,9 +2,9 @@
 they make.
 
 The workflow (workflow/rules/common.smk) builds one :class:`WorkPlan` at parse time. Its jobs and
-their needs, the settings the atlas's refinement adds, when each artifact is built, the values its
-params name, the modules each job's fingerprint holds and the wildcards' patterns are all answered
-here, where the tests can call them; the rules only add what Snakemake alone knows (a rule's
+their needs, the settings the atlas's refinement adds, which artifacts are drawn (each by the
+condition beside its entry, benign/artifacts/) and their params' values, the modules each job's
+fingerprint holds and the wildcards' patterns are all answered here, where the tests can call them; the rules only add what Snakemake alone knows (a rule's
 outputs, a checkpoint's file). Torch-free: every cluster job re-parses the workflow.
 """
 

@@ -1,11 +1,12 @@
 """The workflow's plan (benign/workplan.py), which the rules loop over: on the default config it
-builds every artifact, reads the constants the artifact table names, resolves each kind of input
+builds every artifact, computes the params the artifact table names, resolves each kind of input
 to the rule outputs that make it, and gives each wildcard a pattern its values match; a config
 without a sweep builds none of the artifacts that read it."""
 
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 
 import pytest
@@ -34,7 +35,7 @@ def default():
 
 def test_the_default_config_builds_every_artifact_for_every_model_it_names(default):
     conditions = {a.when for a in ARTIFACTS.values() if a.when is not None}
-    assert all(c(plan=default.plan, model="token") if "model" in c.__code__.co_varnames else c(plan=default.plan)
+    assert all(c(plan=default.plan, model="token") if "model" in inspect.signature(c).parameters else c(plan=default.plan)
                for c in conditions)  # fmt: skip
     drawn = {(a.key, m) for a, m in default.drawn()}
     assert {key for key, _ in drawn} == set(ARTIFACTS)

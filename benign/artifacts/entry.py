@@ -149,7 +149,7 @@ class Artifact:
     # the plan (benign.plan.load.Plan) and, for a per-model artifact, of the model too
     when: Callable[..., bool] | None = None
     inputs: dict = field(default_factory=dict)  # {argument: Input or File}
-    params: dict = field(default_factory=dict)  # {argument: Key, Constant or Value}
+    params: dict = field(default_factory=dict)  # {argument: Key, FromPlan, MODEL_NAME or Value}
     view: View | None = None
     # A per-model artifact: drawn for every configured model (that meets ``when``) as
     # prefix(model) + name, its params' MODEL_NAME the model's name; {model: its paper number} for

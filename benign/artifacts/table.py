@@ -7,10 +7,13 @@ report's categories from :data:`ARTIFACTS`; the tests take their lists from it.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from benign.artifacts import real, synthetic
 from benign.artifacts.entry import problems
 from benign.plan import schema as config_schema
 from benign.synthetic import registry
+from benign.tables.common import markdown_table
 
 ARTIFACTS = {**synthetic.ENTRIES, **real.ENTRIES}
 KINDS = {**synthetic.KINDS, **real.KINDS}
@@ -18,14 +21,13 @@ KINDS = {**synthetic.KINDS, **real.KINDS}
 
 def index() -> str:
     """The artifact index (README, docs/artifacts.md): what, the paper's number, the files."""
-    rows = ["| artifact | paper | file |", "| --- | --- | --- |"]
+    rows = []
     for a in ARTIFACTS.values():
         ext = "{png,pdf}" if a.kind == "figure" else "{csv,md}"
-        title = a.title.replace("|", "\\|")
         for model, paper in a.models.items() or [(None, a.paper)]:
-            what = f"{title}, {registry.label(model)}" if model else title
-            rows.append(f"| {what} | {paper or 'beyond the paper'} | `{a.folder}/{a.stem(model)}.{ext}` |")
-    return "\n".join(rows) + "\n"
+            what = f"{a.title}, {registry.label(model)}" if model else a.title
+            rows.append([what, paper or "beyond the paper", f"`{a.folder}/{a.stem(model)}.{ext}`"])
+    return markdown_table(pd.DataFrame(rows, columns=["artifact", "paper", "file"])) + "\n"
 
 
 BEGIN, END = "<!-- artifact index: python -m benign artifacts --write -->", "<!-- end of the artifact index -->"

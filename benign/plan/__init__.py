@@ -4,7 +4,8 @@ reading order (torch-free: the workflow reads it at parse time):
 1. ``schema.py``: the JSON schema, each key's one owner (type, bounds, default, description),
    generated from ``schema_source.yaml``, the run spec and the registry into
    workflow/schemas/config.schema.yaml; ``config_values.py``: the config read once into typed
-   values (``Config``), which validation and planning read; ``validate.py``: the one
+   values (``Config``, its cluster's ceilings a ``resources.Cluster``), which validation and
+   planning read; ``validate.py``: the one
    validation layer (that schema, and the checks across keys a schema cannot express).
 2. ``jobs.py``: the jobs a valid configuration asks for; ``resources.py`` and
    ``real_resources.py``: what each needs, the synthetic jobs from their models' cost

@@ -3,7 +3,8 @@
 run, the real-data grid and its recorded epochs, the cluster's ceilings), which validation
 (benign.plan.validate) and planning (benign.plan.jobs) then read. Nothing here plans a job or
 checks across keys; what is refused here is only a value that cannot be read (a range that
-runs backwards, recorded epochs that do not rise). Torch-free.
+runs backwards, recorded epochs that do not rise, an exclusion that names no value of its sweep's
+axes, a cluster block that is not one). Torch-free.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The configuration's one validation layer: the JSON schema (benign.plan.schema, generated
-and complete: every key's type, bounds and default) and the checks a schema cannot express,
-those across keys. Every message names the key, the value and what is allowed.
+"""The configuration's validation: the JSON schema (benign.plan.schema, generated and complete:
+every key's type, bounds and default) and the checks a schema cannot express, those across keys,
+on the config as benign.plan.config_values read it (which refuses what cannot be read: a range
+that runs backwards, an exclusion off its sweep's axes, a bad cluster value). Every message names
+the key, the value and what is allowed.
 
 Torch-free on purpose: the workflow imports this at parse time (every cluster job re-parses
 the Snakefile, so the top level must stay cheap). No training job imports it, so rewording a

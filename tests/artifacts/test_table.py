@@ -15,7 +15,7 @@ def test_the_table_is_both_halves_and_their_kinds():
 
 def test_the_index_has_a_row_per_artifact_and_model_with_its_paper_number_and_files():
     rows = table.index().splitlines()
-    assert rows[:2] == ["| artifact | paper | file |", "| --- | --- | --- |"]
+    assert rows[:2] == ["| artifact | paper | file |", "|---|---|---|"]
     expected = sum(len(a.models) or 1 for a in table.ARTIFACTS.values())
     assert len(rows) == 2 + expected
     assert (
