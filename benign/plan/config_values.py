@@ -58,15 +58,14 @@ def sweep_length(sweep: dict, default_steps: int) -> dict:
 @dataclass(frozen=True)
 class Sweep:
     """``synthetic.<model>.sweeps.<name>``, read: its axes' values, the combinations of them it
-    trains (``cells``: all but those ``exclude`` lists), its fixed values and exclusions as
-    written, and its length and logging (:func:`sweep_length`)."""
+    trains (``cells``: all but those its ``exclude`` lists), its fixed values as written, and its
+    length and logging (:func:`sweep_length`)."""
 
     model: str
     name: str
     axes: dict[str, list]
     cells: list[dict]
     fixed: dict
-    exclude: list[dict]
     snr_range: list | None
     seeds: list[int]
     steps: int
@@ -152,7 +151,7 @@ def read_sweep(model: str, name: str, raw: dict, default_steps: int) -> Sweep:
             if not any(same_value(value, v) for v in axes[key]):
                 raise ConfigError(f"{where}.exclude[{k}].{key} = {value!r}: not a value of the axis ({axes[key]})")
     cells = [cell for values in product(*axes.values()) if not excluded(cell := dict(zip(axes, values)), exclude)]
-    return Sweep(model, name, axes, cells, raw.get("fixed", {}), exclude, raw.get("snr_range"),
+    return Sweep(model, name, axes, cells, raw.get("fixed", {}), raw.get("snr_range"),
                  raw["seeds"], **sweep_length(raw, default_steps), batches_per_job=raw.get("batches_per_job"))  # fmt: skip
 
 

@@ -59,7 +59,8 @@ def test_a_config_is_read_once_into_its_values():
     assert base["model"] == "encoder" and base["mlp_dim"] == 64 and base["n"] == 20 and base["steps"] == 1000
     assert set(registry.MODELS["encoder"].run_keys) <= set(base)
     sweep = model.sweeps["grid"]
-    assert sweep.axes == {"d": [250, 500, 750], "signal_norm": [5, 10]} and sweep.exclude == [{"d": 500}]
+    assert sweep.axes == {"d": [250, 500, 750], "signal_norm": [5, 10]}
+    assert sweep.cells == [{"d": d, "signal_norm": m} for d in (250, 750) for m in (5, 10)]  # d 500 excluded
     assert (sweep.steps, sweep.log_every, sweep.log_points, sweep.batches_per_job) == (1000, 0, 9, 3)
     assert sweep.where == "config key synthetic.encoder.sweeps.grid" and sweep.snr_range is None
     assert config.cluster == Cluster("cuda", None, 60) and config.fits == {} and config.max_margin is None

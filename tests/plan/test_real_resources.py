@@ -70,6 +70,15 @@ def test_a_data_sets_rows_are_its_subsample_its_pool_and_its_test_split():
     assert dataset_rows(config, "rotten", cells) == dict(train_rows=3200, hidden_rows=400, test_rows=1000)
 
 
+def test_the_needs_list_the_data_sets_in_sorted_order():
+    """Not a set's order, which changes with the interpreter's hash seed (and with it which data
+    set a ceiling's refusal names first)."""
+    config = checked("full.yaml")
+    needs = job_needs(config, plan.real_cells(config))
+    assert len(needs["features"]) == 3
+    assert list(needs["features"]) == list(needs["pretrain"]) == sorted(needs["features"])
+
+
 def test_cells_over_a_ceiling_are_split_into_the_same_runs():
     config = checked()
     whole = plan.real_cells(config)
