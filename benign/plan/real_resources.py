@@ -16,7 +16,7 @@ from benign.plan import ConfigError
 from benign.plan.config_values import Config
 from benign.plan.resources import CPU_SECONDS, DEVICE_SPEED, Need, _kind
 from benign.real import registry as real_registry
-from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, part_ranges  # torch-free
+from benign.real.sizes import BACKBONE_BATCH, TEST_CHUNK_ROWS, held_test, part_ranges  # torch-free
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,9 @@ def pretrain_need(shape: BackboneShape, classes: int, seeds: int, pretrain_size:
 def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_size: int, train_rows: int,
                   hidden_rows: int, test_rows: int, device: str = "cpu", records: int = 30) -> Need:  # fmt: skip
     """Rule train_real: phase 2 of a cell's runs as one program (benign/real/batched.py); the
-    test split is evaluated ``TEST_CHUNK_ROWS`` rows at a time, at each of the ``records``
-    recorded epochs (with the n training rows), a forward pass a third of a training step's work."""
+    test split is evaluated ``TEST_CHUNK_ROWS`` rows at a time (prepared once and kept where it
+    is small enough: ``sizes.held_test``), at each of the ``records`` recorded epochs (with the
+    n training rows), a forward pass a third of a training step's work."""
     device = _kind(device)
     d, T, m = shape.hidden, shape.tokens, shape.mlp
     steps = epochs * math.ceil(n / batch_size)
@@ -104,8 +105,11 @@ def finetune_need(shape: BackboneShape, n: int, runs: int, epochs: int, batch_si
     seconds += k["a"] * records * (test_rows + n) * runs * per_sample / 3
     params = 4 * 2 * d * d * 4 * runs  # query and key: weights, gradients, two AdamW moments
     evaluation = 4 * 256 * runs * shape.heads * T * 2 + 4 * 256 * runs * (3 * d + m)  # test batches of 256
-    # the n rows' final-layer inputs, their pre-norm and values; a test chunk read, trimmed, normed and its values
-    inputs = 4 * T * d * (3 * n + 4 * min(test_rows, TEST_CHUNK_ROWS))
+    # the n rows' final-layer inputs, their pre-norm and values; a test chunk read, trimmed, normed and its values;
+    # the test split's pre-norm tokens and values where phase 2 keeps them
+    inputs = (
+        4 * T * d * (3 * n + 4 * min(test_rows, TEST_CHUNK_ROWS) + (2 * test_rows if held_test(test_rows, T, d) else 0))
+    )
     memory = _pooled_bytes(shape, train_rows, test_rows) + inputs + params + evaluation
     return Need.of(memory, seconds / DEVICE_SPEED[device]["real_phase2"])
 

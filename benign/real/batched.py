@@ -177,14 +177,16 @@ def finetune_runs(
     checkpoint_every: int = 0,
     identity: str = "",
     record_at: Sequence[int] = (),
+    hold_test: bool = False,
 ) -> list[RunResult]:
     """Phase 2 for every run at once; every set has the same n. ``test_chunks``: the test set,
     shared by every run, as (inputs (N, T, d), mask or None, labels (N,)) chunks read one at a
     time (``FeatureCache.test_chunks``); each chunk but the last a multiple of 256 rows, so the
     sums run over the same batches as one chunk would; it is read once per epoch of
     ``record_at`` (0: before the first step), where every run records its test metrics and its
-    training accuracy on clean and noisy rows (``benign.real.records``), and once at the end.
-    Results come in the order of ``runs``.
+    training accuracy on clean and noisy rows (``benign.real.records``), and once at the end;
+    with ``hold_test``, read and prepared once and kept (:class:`TestInputs`). Results come in
+    the order of ``runs``.
 
     With ``checkpoint``, the state at the end of an epoch (query/key, AdamW moments, the
     schedule, the shuffles' generators, the curves so far) is saved every ``checkpoint_every``
@@ -196,6 +198,7 @@ def finetune_runs(
     with torch.no_grad():  # the frozen pre-norm and values, once per set
         inputs = {i: (*block.tokens(s.hidden), s.mask) for i, s in enumerate(sets)}
     program = Program(block, runs)
+    test_chunks = TestInputs(block, test_chunks, hold_test)
     trained = program.trained()
     optimiser, schedule = _optimiser(trained, cfg, n)
     histories: list[list[Epoch]] = [[] for _ in runs]
@@ -306,12 +309,35 @@ def _test(program: Program, test_chunks) -> list[tuple[float, float]]:
     loss = torch.zeros(R, dtype=torch.float64, device=device)
     correct = torch.zeros(R, device=device)
     total = 0
-    for test_hidden, test_mask, y_test in test_chunks:
-        with torch.no_grad():
-            test_inputs = {0: (*program.block.tokens(test_hidden.to(device)), _to(test_mask, device))}
-        chunk_loss, chunk_hits = _sums(program, test_inputs, y_test.to(device).expand(R, -1), {0: (0, R)})
+    for *test_inputs, y_test in test_chunks:
+        chunk_loss, chunk_hits = _sums(program, {0: tuple(test_inputs)}, y_test.expand(R, -1), {0: (0, R)})
         loss, correct, total = loss + chunk_loss, correct + chunk_hits.sum(1), total + len(y_test)
     return _means(loss, correct, total)
+
+
+class TestInputs:
+    """The test split as the evaluation reads it: per chunk (pre-norm tokens, x0, values, mask or
+    None, labels) on the block's device. The layer's value projection is frozen, so a chunk's
+    values are the same at every recorded epoch: with ``hold``, every chunk is prepared once and
+    kept (the plan counts the memory: ``benign.real.sizes.held_test``); without, each reading
+    reads and prepares the chunks again, one in memory at a time. Either way the same numbers."""
+
+    def __init__(self, block: FinalBlock, chunks: Iterable, hold: bool):
+        self.block, self.chunks, self.hold, self.held = block, chunks, hold, None
+
+    def __iter__(self):
+        if self.held is not None:
+            yield from self.held
+            return
+        device, prepared = self.block.query.weight.device, []
+        for hidden, mask, y in self.chunks:
+            with torch.no_grad():
+                chunk = (*self.block.tokens(hidden.to(device)), _to(mask, device), y.to(device))
+            if self.hold:
+                prepared.append(chunk)
+            yield chunk
+        if self.hold:
+            self.held = prepared
 
 
 def _record(program: Program, inputs: dict, test_chunks, epoch: int) -> list[Record]:

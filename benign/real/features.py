@@ -206,6 +206,12 @@ class FeatureCache:
     def block_config(self) -> BlockConfig:
         return BlockConfig(**self.meta["block"])
 
+    @property
+    def tokens(self) -> int:
+        """Positions per row of the final-layer inputs, padding included."""
+        with safe_open(str(self.paths[0]), "pt") as f:
+            return f.get_slice("test_hidden").get_shape()[1]
+
     def block(self) -> FinalBlock:
         block = FinalBlock(self.block_config)
         block.load_state_dict(self.block_state)

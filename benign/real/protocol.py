@@ -38,6 +38,7 @@ from benign.real.records import record_epochs, summarise
 from benign.real.reinit_cost import attention_share, uniform_accuracy
 from benign.real.schema import REAL_ATTENTION, REAL_CURVES, REAL_RUNS
 from benign.real.settings import PROTOCOL
+from benign.real.sizes import held_test
 
 log = logging.getLogger("benign.real")
 
@@ -150,6 +151,7 @@ def run_cell(
         block, batch, [train_set], test_chunks, phase_two_cfg, f"phase 2, {len(batch)} noise rates",
         checkpoint=Path(checkpoint) if checkpoint is not None else None, checkpoint_every=checkpoint_every,
         identity=identity, record_at=record_at,
+        hold_test=held_test(len(cache.y_test), cache.tokens, cache.block_config.hidden_size),
     )  # fmt: skip
     wall_two = (time.perf_counter() - start) / len(batch)
     cell = dict(

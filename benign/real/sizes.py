@@ -5,6 +5,14 @@ from __future__ import annotations
 
 BACKBONE_BATCH = 64  # rows per backbone forward pass (rule features_real)
 TEST_CHUNK_ROWS = 1024  # test rows in memory at once when phase 2 evaluates (a multiple of its batch of 256)
+HELD_TEST_BYTES = 2**30  # phase 2 keeps the test split's prepared inputs up to this size (``held_test``)
+
+
+def held_test(rows: int, tokens: int, hidden: int) -> bool:
+    """Whether phase 2 keeps the test split's pre-norm tokens and values (float32, ``rows`` x
+    ``tokens`` x ``hidden`` each) in memory between recorded epochs rather than reading and
+    preparing them again at each (benign.real.batched.TestInputs)."""
+    return 8 * rows * tokens * hidden <= HELD_TEST_BYTES
 
 
 def part_ranges(rows: int, parts: int, batch: int = BACKBONE_BATCH) -> list[tuple[int, int]]:

@@ -88,6 +88,40 @@ def test_a_batch_of_runs_equals_the_runs_one_by_one(kind, dtype):
     assert len({round(r.history[-1].loss, 8) for r in batched}) == len(batched)
 
 
+class CountedChunks:
+    """The test chunks, counting how often they are read."""
+
+    def __init__(self, chunks):
+        self.chunks, self.reads = chunks, 0
+
+    def __iter__(self):
+        self.reads += 1
+        yield from self.chunks
+
+
+def test_holding_the_test_split_reads_it_once_and_changes_no_number():
+    block, hidden, mask, heads, labels, test_set, noisy = problem("bert", torch.float32)
+    cfg = TrainConfig(epochs=4, batch_size=4, log_every=100)
+    record_at = [0, 1, 2, 4]
+    results = {}
+    for hold in (False, True):
+        runs = [
+            Run(0, labels[(0, eta)], heads[0], generator(SEEDS[0], "real_qk_init"), noisy[(0, eta)]) for eta in ETAS
+        ]
+        sets = [TrainSet(hidden[0], mask[0], generator(SEEDS[0], "real_finetune_shuffle"))]
+        chunks = CountedChunks(
+            [tuple(t[rows] if t is not None else None for t in test_set) for rows in (slice(0, 4), slice(4, None))]
+        )
+        results[hold] = finetune_runs(
+            copy.deepcopy(block), runs, sets, chunks, cfg, record_at=record_at, hold_test=hold
+        )
+        # every recorded epoch and the final evaluation read the split; held, only the first reads it
+        assert chunks.reads == (1 if hold else len(record_at) + 1)
+    for kept, read in zip(results[True], results[False], strict=True):
+        assert [r.values() for r in kept.records] == [r.values() for r in read.records]
+        assert (kept.test_loss, kept.test_acc, kept.history) == (read.test_loss, read.test_acc, read.history)
+
+
 def no_step(*args, **kwargs):
     raise AssertionError("an optimiser step ran: the finished state was not used")
 
