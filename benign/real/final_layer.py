@@ -164,10 +164,11 @@ class FinalBlock(nn.Module):
     def tokens(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """hidden (..., T, d) entering the layer -> (what attention reads: the tokens after the
         pre-norm where the layout has one (..., T, d), the residual stream at position 0 (..., d),
-        every token's value (..., T, d)). The layer's inputs and its value projection are
-        frozen, so training computes these once per set."""
+        every token's value per head (..., H, T, d / H), laid out as each head mixes them). The
+        layer's inputs and its value projection are frozen, so training computes these once per set."""
         tokens = self.norm_attn(hidden) if self.cfg.pre_norm else hidden
-        return tokens, hidden[..., 0, :], self.value(tokens)
+        values = self.value(tokens).unflatten(-1, (self.cfg.num_heads, self.head_dim)).transpose(-3, -2)
+        return tokens, hidden[..., 0, :], values.contiguous()
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """hidden (B, T, d) entering the layer, mask (B, T) True for real tokens ->
@@ -196,8 +197,7 @@ class FinalBlock(nn.Module):
             scores = scores.masked_fill(~mask[:, None, :], torch.finfo(scores.dtype).min)
         attn = scores.softmax(dim=-1)
         per_head = attn.view(B, E, H, T).transpose(1, 2)  # (B, H, E, T)
-        values = group.values.view(B, T, H, dh).transpose(1, 2)  # (B, H, T, dh)
-        context = torch.matmul(per_head, values).permute(0, 2, 1, 3).reshape(B, E, d)
+        context = torch.matmul(per_head, group.values).permute(0, 2, 1, 3).reshape(B, E, d)
         return context, attn.view(B, E, H, T).transpose(0, 1)
 
     def forward_groups(self, groups: Sequence[Group]) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -251,7 +251,7 @@ class FinalBlock(nn.Module):
 
 @dataclass
 class Group:
-    """Runs that read the same samples: tokens (B, T, d), x0 (B, d) and values (B, T, d) from
+    """Runs that read the same samples: tokens (B, T, d), x0 (B, d) and values (B, H, T, d / H) from
     ``FinalBlock.tokens``, mask (B, T) or None, and the E runs' query weight (E, d, d), query
     bias (E, d) or None and key weight (E, d, d)."""
 
