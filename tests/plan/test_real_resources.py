@@ -42,6 +42,22 @@ def test_a_phase_2_jobs_time_is_its_steps_and_its_recorded_evaluations():
     )
 
 
+def test_a_phase_2_job_counts_the_test_split_it_keeps(monkeypatch):
+    """Phase 2 keeps the test split's pre-norm tokens and values (float32) where they fit
+    ``HELD_TEST_BYTES``: 1000 rows of 128 tokens of width 384, 8 * 1000 * 128 * 384 bytes more."""
+    import benign.real.sizes as sizes
+    from benign.plan.resources import TEMPORARIES
+
+    shape, rows = BackboneShape(6, 384, 6, 1536, 128, 0), dict(train_rows=4000, hidden_rows=400, test_rows=1000)
+    kept = finetune_need(shape, n=200, runs=3, epochs=10, batch_size=16, **rows)
+    assert sizes.held_test(1000, 128, 384)
+    monkeypatch.setattr(sizes, "HELD_TEST_BYTES", 8 * 1000 * 128 * 384 - 1)  # one byte short of the split
+    assert not sizes.held_test(1000, 128, 384)
+    read = finetune_need(shape, n=200, runs=3, epochs=10, batch_size=16, **rows)
+    assert kept.mem_mb - read.mem_mb == pytest.approx(TEMPORARIES * 8 * 1000 * 128 * 384 / 2**20, abs=1)
+    assert kept.seconds == read.seconds
+
+
 def test_a_phase_1_jobs_time_is_its_heads_steps():
     # a pooler and 2 classes: a head of d * 2 + d^2 = 24 weights (8 without the pooler); 50 rows at batch 16: 4 steps an epoch
     a, c = CPU_SECONDS["real_phase1"]["a"], CPU_SECONDS["real_phase1"]["c"]
