@@ -223,9 +223,8 @@ def _train_gd(run: _Training, start: int) -> None:
             break
         if k not in wanted:
             model.step()
-        run.save_or_stop(
-            k + 1, run.checkpoint_every if k + 1 < steps else 0
-        )  # none at the last step: the tables follow
+        every = run.checkpoint_every if k + 1 < steps else 0  # none at the last step: the tables follow
+        run.save_or_stop(k + 1, every)
         if (now := time.perf_counter()) - last_report > run.progress_every:
             last_report = now
             log.info("batch %s: step %d/%d (%.0f s)", key, k + 1, steps, run.seconds())
