@@ -181,3 +181,15 @@ def test_a_batch_saves_every_so_many_steps_and_on_a_stop_signal(tmp_path):
     finally:
         stopping.STOP.signal = None
     assert trainer.load_checkpoint(path, "cpu")["step"] == 23
+
+
+def test_a_batch_checkpoints_every_few_steps_but_not_at_its_last(tmp_path, monkeypatch):
+    """Gradient descent of 1500 steps saving every 500: at steps 500 and 1000, not at 1500,
+    where the batch ends and its tables follow."""
+    saved = []
+    monkeypatch.setattr(
+        trainer, "save_checkpoint", lambda path, identity, state, curves, attention, step, *a, **k: saved.append(step)
+    )
+    specs = [s for s in SPECS if s.model == "encoder"]
+    train_batch(specs, device="cpu", checkpoint=tmp_path / "running-x.pt", checkpoint_every=500)
+    assert saved == [500, 1000]
